@@ -38,46 +38,42 @@ const cron = z
     'must be a cron expression of five fields, e.g. "0 3 * * *"',
   )
 
-const environment = z
-  .object({
-    CRM_BASE_URL: httpUrl,
-    CRM_API_KEY: secret(1),
-    RESERVATION_BASE_URL: httpUrl.optional(),
-    RESERVATION_API_KEY: secret(1).optional(),
-    DATABASE_URL: postgresUrl.optional(),
-    PUBLIC_URL: httpUrl.optional(),
-    WEBHOOK_SECRET: secret(16)
-      .regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, "-" and "_" (it becomes part of a URL)')
-      .optional(),
-    ADMIN_TOKEN: secret(16).optional(),
-    PORT: integer(1, 65535).default(3000),
-    HOOK_OBJECT_TYPE: z
-      .enum(HOOK_OBJECT_TYPES, `must be one of ${HOOK_OBJECT_TYPES.join(', ')}`)
-      .default('lean'),
-    INCREMENTAL_SYNC_INTERVAL: integer(10, 86_400).default(300),
-    FULL_SYNC_CRON: cron.default('0 3 * * *'),
-    LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
-    DATA_DIR: z.string().min(1).default('./.data'),
-    EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),
-  })
-  .superRefine((env, ctx) => {
-    if (Boolean(env.RESERVATION_BASE_URL) !== Boolean(env.RESERVATION_API_KEY)) {
-      const missing = env.RESERVATION_BASE_URL ? 'RESERVATION_API_KEY' : 'RESERVATION_BASE_URL'
-      ctx.addIssue({
-        code: 'custom',
-        path: [missing],
-        message:
-          'is required when the other RESERVATION_* variable is set (set both, or neither to turn reservation sync off)',
-      })
-    }
-    if (env.PUBLIC_URL && !env.WEBHOOK_SECRET) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['WEBHOOK_SECRET'],
-        message: 'is required when PUBLIC_URL is set',
-      })
-    }
-  })
+const environment = z.object({
+  CRM_BASE_URL: httpUrl,
+  CRM_API_KEY: secret(1),
+  RESERVATION_BASE_URL: httpUrl.optional(),
+  RESERVATION_API_KEY: secret(1).optional(),
+  DATABASE_URL: postgresUrl.optional(),
+  PUBLIC_URL: httpUrl.optional(),
+  WEBHOOK_SECRET: secret(16)
+    .regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, "-" and "_" (it becomes part of a URL)')
+    .optional(),
+  ADMIN_TOKEN: secret(16).optional(),
+  PORT: integer(1, 65535).default(3000),
+  HOOK_OBJECT_TYPE: z
+    .enum(HOOK_OBJECT_TYPES, `must be one of ${HOOK_OBJECT_TYPES.join(', ')}`)
+    .default('lean'),
+  INCREMENTAL_SYNC_INTERVAL: integer(10, 86_400).default(300),
+  FULL_SYNC_CRON: cron.default('0 3 * * *'),
+  LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),
+})
+
+// Rules between variables. Checked on the raw values, so that they are reported together with the
+// problems of single variables (a zod refinement would only run once every variable is valid).
+function crossProblems(env: Record<string, string>): string[] {
+  const problems: string[] = []
+  if (Boolean(env.RESERVATION_BASE_URL) !== Boolean(env.RESERVATION_API_KEY)) {
+    const missing = env.RESERVATION_BASE_URL ? 'RESERVATION_API_KEY' : 'RESERVATION_BASE_URL'
+    problems.push(
+      `${missing} is required when the other RESERVATION_* variable is set (set both, or neither to turn reservation sync off)`,
+    )
+  }
+  if (env.PUBLIC_URL && !env.WEBHOOK_SECRET)
+    problems.push('WEBHOOK_SECRET is required when PUBLIC_URL is set')
+  return problems
+}
 
 export type Config = ReturnType<typeof toConfig>
 
@@ -121,16 +117,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   )
   const result = environment.safeParse(present)
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const name = String(issue.path[0] ?? 'environment')
-      const message =
-        issue.code === 'invalid_type' && present[name] === undefined ? 'is required' : issue.message
-      return `${name} ${message}`
-    })
-    throw new ConfigError([...new Set(problems)].sort())
+  const problems = crossProblems(present as Record<string, string>)
+  for (const issue of result.error?.issues ?? []) {
+    const name = String(issue.path[0] ?? 'environment')
+    const message =
+      issue.code === 'invalid_type' && present[name] === undefined ? 'is required' : issue.message
+    problems.push(`${name} ${message}`)
   }
-  return toConfig(result.data)
+  if (!result.success || problems.length > 0) throw new ConfigError([...new Set(problems)].sort())
+  return toConfig(result.data as z.output<typeof environment>)
 }
 
 /** `process.env` over the variables of `.env` in the working directory, if that file exists. */

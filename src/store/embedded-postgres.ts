@@ -45,7 +45,7 @@ export async function portIsFree(port: number): Promise<boolean> {
   })
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)

@@ -1,0 +1,137 @@
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ConfigError, parseConfig, readEnvironment } from '../src/config/index.ts'
+
+const minimal = { CRM_BASE_URL: 'https://crm.example.com/', CRM_API_KEY: 'crm-key-123' }
+
+function problemsOf(env: Record<string, string | undefined>): string[] {
+  try {
+    parseConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('parseConfig', () => {
+  it('applies the defaults of the outside contract', () => {
+    const config = parseConfig(minimal)
+    expect(config).toMatchObject({
+      crm: { baseUrl: 'https://crm.example.com', apiKey: 'crm-key-123' },
+      reservation: null,
+      databaseUrl: null,
+      publicUrl: null,
+      webhookSecret: null,
+      adminToken: null,
+      port: 3000,
+      hookObjectType: 'lean',
+      incrementalSyncIntervalSeconds: 300,
+      fullSyncCron: '0 3 * * *',
+      logLevel: 'info',
+    })
+  })
+
+  it('reads every variable of the outside contract', () => {
+    const config = parseConfig({
+      ...minimal,
+      RESERVATION_BASE_URL: 'https://reservations.example.com',
+      RESERVATION_API_KEY: 'res-key',
+      DATABASE_URL: 'postgres://user:pw@db:5432/mirror',
+      PUBLIC_URL: 'https://sync.example.com',
+      WEBHOOK_SECRET: 'a-secret-of-32-characters-or-so',
+      ADMIN_TOKEN: 'admin-token-0123456789',
+      PORT: '8080',
+      HOOK_OBJECT_TYPE: 'nested',
+      INCREMENTAL_SYNC_INTERVAL: '60',
+      FULL_SYNC_CRON: '30 2 * * 1-5',
+    })
+    expect(config).toMatchObject({
+      reservation: { baseUrl: 'https://reservations.example.com', apiKey: 'res-key' },
+      databaseUrl: 'postgres://user:pw@db:5432/mirror',
+      publicUrl: 'https://sync.example.com',
+      port: 8080,
+      hookObjectType: 'nested',
+      incrementalSyncIntervalSeconds: 60,
+      fullSyncCron: '30 2 * * 1-5',
+    })
+  })
+
+  it('names every problem at once', () => {
+    const problems = problemsOf({
+      CRM_BASE_URL: 'not a url',
+      PORT: 'eighty',
+      HOOK_OBJECT_TYPE: 'fat',
+      INCREMENTAL_SYNC_INTERVAL: '-5',
+      FULL_SYNC_CRON: 'nightly',
+      DATABASE_URL: 'mysql://x',
+      PUBLIC_URL: 'https://sync.example.com',
+      RESERVATION_BASE_URL: 'https://reservations.example.com',
+      ADMIN_TOKEN: 'short',
+    })
+    const named = problems.map((problem) => problem.split(' ')[0])
+    expect(named).toEqual([
+      'ADMIN_TOKEN',
+      'CRM_API_KEY',
+      'CRM_BASE_URL',
+      'DATABASE_URL',
+      'FULL_SYNC_CRON',
+      'HOOK_OBJECT_TYPE',
+      'INCREMENTAL_SYNC_INTERVAL',
+      'PORT',
+      'RESERVATION_API_KEY',
+      'WEBHOOK_SECRET',
+    ])
+    expect(problems).toContain('CRM_API_KEY is required')
+    expect(problems).toContain('WEBHOOK_SECRET is required when PUBLIC_URL is set')
+  })
+
+  it('never repeats a value in its messages (values may be secrets)', () => {
+    const secret = 'super-secret-token-value'
+    const error = (() => {
+      try {
+        parseConfig({
+          ...minimal,
+          CRM_BASE_URL: secret,
+          WEBHOOK_SECRET: `${secret}/with/slash`,
+          PORT: secret,
+        })
+      } catch (caught) {
+        return caught as Error
+      }
+    })()
+    expect(error?.message).toMatch(/3 problems/)
+    expect(error?.message).not.toContain(secret)
+  })
+
+  it('treats empty values as unset', () => {
+    expect(parseConfig({ ...minimal, PORT: '', DATABASE_URL: '', RESERVATION_BASE_URL: '' })).toMatchObject({
+      port: 3000,
+      databaseUrl: null,
+      reservation: null,
+    })
+  })
+
+  it('requires both reservation variables or neither', () => {
+    expect(problemsOf({ ...minimal, RESERVATION_API_KEY: 'k' })).toEqual([
+      expect.stringMatching(/^RESERVATION_BASE_URL is required when/),
+    ])
+  })
+})
+
+describe('readEnvironment', () => {
+  it('reads .env from the working directory; the process environment wins', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crm-sync-env-'))
+    await writeFile(join(dir, '.env'), 'CRM_API_KEY=from-file\nCRM_SYNC_TEST_ONLY_IN_FILE="quoted value"\n')
+    process.env.CRM_API_KEY = 'from-process'
+    try {
+      const env = readEnvironment(dir)
+      expect(env.CRM_SYNC_TEST_ONLY_IN_FILE).toBe('quoted value')
+      expect(env.CRM_API_KEY).toBe('from-process')
+    } finally {
+      delete process.env.CRM_API_KEY
+    }
+  })
+})

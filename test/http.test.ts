@@ -1,0 +1,59 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { createHttpApp } from '../src/http/app.ts'
+import { createDb, createPool } from '../src/store/database.ts'
+import { migrationFileCount } from '../src/store/migrate.ts'
+import {
+  createTestDatabase,
+  dropTestDatabase,
+  type TestDatabase,
+  useTestDatabase,
+} from './support/database.ts'
+
+const database = useTestDatabase()
+const others: TestDatabase[] = []
+afterAll(async () => {
+  await Promise.all(others.map(dropTestDatabase))
+})
+
+describe('health and readiness', () => {
+  it('/healthz answers while the process is up', async () => {
+    const app = createHttpApp({ db: database.db, expectedMigrations: 1 })
+    const response = await app.request('/healthz')
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ status: 'ok' })
+  })
+
+  it('/readyz is 200 with the database reachable and migrated', async () => {
+    const app = createHttpApp({ db: database.db, expectedMigrations: await migrationFileCount() })
+    const response = await app.request('/readyz')
+    expect(response.status).toBe(200)
+    expect(await response.json()).toMatchObject({ status: 'ready', checks: { database: { ok: true } } })
+  })
+
+  it('/readyz is 503 while migrations are missing', async () => {
+    const empty = await createTestDatabase({ empty: true })
+    others.push(empty)
+    const app = createHttpApp({ db: empty.db, expectedMigrations: await migrationFileCount() })
+    const response = await app.request('/readyz')
+    expect(response.status).toBe(503)
+    expect(await response.json()).toMatchObject({
+      checks: { database: { ok: true }, migrations: { ok: false } },
+    })
+  })
+
+  it('/readyz is 503 when the database is unreachable', async () => {
+    const pool = createPool('postgres://nobody@127.0.0.1:1/none')
+    const app = createHttpApp({ db: createDb(pool), expectedMigrations: 1 })
+    const response = await app.request('/readyz')
+    expect(response.status).toBe(503)
+    expect(await response.json()).toMatchObject({ status: 'not ready', checks: { database: { ok: false } } })
+    await pool.end()
+  })
+
+  it('answers unknown paths with a JSON 404', async () => {
+    const app = createHttpApp({ db: database.db, expectedMigrations: 1 })
+    const response = await app.request('/nothing-here')
+    expect(response.status).toBe(404)
+    expect(await response.json()).toEqual({ error: 'not found' })
+  })
+})

@@ -1,0 +1,327 @@
+// The store's write rules: monotonic upserts, same-second ties, sticky tombstones, children
+// replaced with their parent, and batches that are one statement.
+import { sql } from 'kysely'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { contacts, deals, people, users } from '../src/resources/index.ts'
+import { InvalidRecordError, tombstone, upsertRecords } from '../src/store/records.ts'
+import { useTestDatabase } from './support/database.ts'
+
+const database = useTestDatabase()
+
+const T0 = '2022-12-14T15:53:43.000+01:00'
+const T0_UTC = '2022-12-14T14:53:43.000Z'
+const LATER = '2022-12-14T15:53:44.000+01:00'
+const EARLIER = '2022-12-14T15:53:42.000+01:00'
+
+const person = (id: number, updatedAt: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  account_id: 87444,
+  name: 'Mustermann',
+  first_name: 'Maxi',
+  gender: 'female_user',
+  created_at: '2022-11-29T13:25:56.000+01:00',
+  updated_at: updatedAt,
+  ...extra,
+})
+
+const fetched = (at = new Date()) => ({ source: 'fetch' as const, fetchedAt: at })
+const payload = { source: 'payload' as const }
+
+async function row(id: number) {
+  return database.db.selectFrom('crm.people').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+async function tagNames(personId: number) {
+  const rows = await database.db
+    .selectFrom('crm.tags')
+    .select('name')
+    .where('_parent_resource', '=', 'crm.people')
+    .where('_parent_id', '=', personId)
+    .orderBy('_ordinal')
+    .execute()
+  return rows.map((r) => r.name)
+}
+
+beforeEach(async () => {
+  await sql`truncate crm.people, crm.tags, crm.addresses, crm.contact_details, crm.deals, crm.deal_people,
+    crm.users, reservations.contacts`.execute(database.db)
+})
+
+describe('upsertRecords', () => {
+  it('stores typed columns, the raw record and the engine columns', async () => {
+    const record = person(30016185, T0, { gender: 2, user_id: null, unknown_key: { kept: true } })
+    const result = await upsertRecords(database.db, people, [record], fetched())
+    expect(result).toEqual({ applied: [30016185], ignored: [] })
+    const stored = await row(30016185)
+    expect(stored).toMatchObject({
+      id: 30016185,
+      account_id: 87444,
+      gender: '2',
+      user_id: null,
+      _source: 'fetch',
+    })
+    expect(stored?.updated_at?.toISOString()).toBe(T0_UTC)
+    expect(stored?._raw).toEqual(record)
+    expect(stored?._deleted_at).toBeNull()
+    expect(stored?._synced_at).toBeInstanceOf(Date)
+  })
+
+  it('never lets an older record replace a newer one', async () => {
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'new' })], payload)
+    const result = await upsertRecords(database.db, people, [person(1, EARLIER, { name: 'old' })], fetched())
+    expect(result).toEqual({ applied: [], ignored: [1] })
+    expect((await row(1))?.name).toBe('new')
+  })
+
+  it('lets a newer record replace an older one, whatever its source', async () => {
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'fetched' })], fetched())
+    await upsertRecords(database.db, people, [person(1, LATER, { name: 'payload' })], payload)
+    expect((await row(1))?.name).toBe('payload')
+  })
+
+  it('accepts a record of the same second (not older than), from the same source', async () => {
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'first' })], payload)
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'second' })], payload)
+    expect((await row(1))?.name).toBe('second')
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'fetched' })], fetched())
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'fetched again' })], fetched())
+    expect((await row(1))?.name).toBe('fetched again')
+  })
+
+  it('lets a fetched record win over a payload of the same second, in either order', async () => {
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'fetched' })], fetched())
+    const late = await upsertRecords(database.db, people, [person(1, T0, { name: 'payload' })], payload)
+    expect(late.ignored).toEqual([1])
+    expect((await row(1))?.name).toBe('fetched')
+
+    await upsertRecords(database.db, people, [person(2, T0, { name: 'payload' })], payload)
+    await upsertRecords(database.db, people, [person(2, T0, { name: 'fetched' })], fetched())
+    expect((await row(2))?.name).toBe('fetched')
+  })
+
+  it('compares instants, not strings: the same second in another offset is a tie', async () => {
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'local' })], payload)
+    const result = await upsertRecords(database.db, people, [person(1, T0_UTC, { name: 'utc' })], payload)
+    expect(result.applied).toEqual([1])
+  })
+
+  it('keeps the newest of duplicates within one batch', async () => {
+    const result = await upsertRecords(
+      database.db,
+      people,
+      [person(1, LATER, { name: 'newest' }), person(1, EARLIER, { name: 'older' })],
+      fetched(),
+    )
+    expect(result.applied).toEqual([1])
+    expect((await row(1))?.name).toBe('newest')
+  })
+
+  it('rejects a record without id or updated_at, naming the resource', async () => {
+    await expect(
+      upsertRecords(database.db, people, [{ name: 'x', updated_at: T0 }], payload),
+    ).rejects.toThrow(InvalidRecordError)
+    await expect(
+      upsertRecords(database.db, people, [{ id: 5, updated_at: 'yesterday' }], payload),
+    ).rejects.toThrow(/crm\.people 5: updated_at/)
+  })
+
+  it('stores values a column cannot hold as null and keeps them in _raw', async () => {
+    await upsertRecords(
+      database.db,
+      deals,
+      [
+        {
+          id: 9,
+          updated_at: T0,
+          value: '12.50',
+          value_count: 'lots',
+          target_date: '31.12.2022',
+          finished_at: 'never',
+        },
+      ],
+      fetched(),
+    )
+    const deal = await database.db
+      .selectFrom('crm.deals')
+      .selectAll()
+      .where('id', '=', 9)
+      .executeTakeFirstOrThrow()
+    expect(deal).toMatchObject({
+      value: '12.50',
+      value_count: null,
+      target_date: '2022-12-31',
+      finished_at: null,
+    })
+    expect(deal._raw).toMatchObject({ value_count: 'lots' })
+  })
+
+  it('replaces every row of a resource without updated_at (users) when fetched', async () => {
+    await upsertRecords(database.db, users, [{ id: 7, first: 'A', name: 'B', login: 'a@b' }], fetched())
+    await upsertRecords(database.db, users, [{ id: 7, first: 'A', name: 'C', login: 'a@b' }], fetched())
+    const user = await database.db.selectFrom('crm.users').selectAll().where('id', '=', 7).executeTakeFirst()
+    expect(user?.name).toBe('C')
+  })
+})
+
+describe('tombstones', () => {
+  it('marks a row deleted and keeps its data', async () => {
+    await upsertRecords(database.db, people, [person(1, T0)], fetched())
+    expect(await tombstone(database.db, people, [1])).toEqual([1])
+    const stored = await row(1)
+    expect(stored?._deleted_at).toBeInstanceOf(Date)
+    expect(stored?.name).toBe('Mustermann')
+    expect(await tombstone(database.db, people, [1])).toEqual([]) // already deleted
+  })
+
+  it('is not undone by a stale payload, even a newer-looking one', async () => {
+    await upsertRecords(database.db, people, [person(1, T0)], fetched())
+    await tombstone(database.db, people, [1])
+    const result = await upsertRecords(database.db, people, [person(1, LATER, { name: 'zombie' })], payload)
+    expect(result.ignored).toEqual([1])
+    expect((await row(1))?._deleted_at).not.toBeNull()
+  })
+
+  it('is not undone by a record whose request was sent before the tombstone', async () => {
+    const sentBefore = new Date(Date.now() - 60_000)
+    await upsertRecords(database.db, people, [person(1, T0)], fetched())
+    await tombstone(database.db, people, [1])
+    await upsertRecords(database.db, people, [person(1, LATER)], fetched(sentBefore))
+    expect((await row(1))?._deleted_at).not.toBeNull()
+  })
+
+  it('is undone by a record fetched after it', async () => {
+    await upsertRecords(database.db, people, [person(1, T0)], fetched())
+    await tombstone(database.db, people, [1], new Date(Date.now() - 1000))
+    const result = await upsertRecords(
+      database.db,
+      people,
+      [person(1, T0, { name: 'back' })],
+      fetched(new Date()),
+    )
+    expect(result.applied).toEqual([1])
+    expect(await row(1)).toMatchObject({ name: 'back', _deleted_at: null })
+  })
+
+  it('of an id never mirrored leaves a placeholder that a late payload cannot bring to life', async () => {
+    expect(await tombstone(database.db, people, [42])).toEqual([42])
+    await upsertRecords(database.db, people, [person(42, T0)], payload)
+    expect(await row(42)).toMatchObject({ id: 42, name: null, _raw: null })
+    expect((await row(42))?._deleted_at).not.toBeNull()
+  })
+
+  it('follows the upstream soft delete of reservation contacts', async () => {
+    const contact = { id: 187, last: 'Gast', updated_at: T0, newsletter: false, deleted_at: null }
+    await upsertRecords(database.db, contacts, [contact], fetched())
+    const live = await database.db.selectFrom('reservations.contacts').selectAll().executeTakeFirstOrThrow()
+    expect(live).toMatchObject({ newsletter: null, _deleted_at: null })
+    await upsertRecords(
+      database.db,
+      contacts,
+      [{ ...contact, updated_at: LATER, deleted_at: LATER }],
+      fetched(),
+    )
+    const deleted = await database.db
+      .selectFrom('reservations.contacts')
+      .selectAll()
+      .executeTakeFirstOrThrow()
+    expect(deleted._deleted_at?.toISOString()).toBe(new Date(LATER).toISOString())
+  })
+})
+
+describe('children', () => {
+  const tag = (id: number, name: string) => ({
+    id,
+    name,
+    attachable_id: 1,
+    attachable_type: 'Person',
+    api_input: true,
+  })
+
+  it('are replaced together with their parent', async () => {
+    await upsertRecords(database.db, people, [person(1, T0, { tags: [tag(1, 'a'), tag(2, 'b')] })], fetched())
+    expect(await tagNames(1)).toEqual(['a', 'b'])
+    await upsertRecords(database.db, people, [person(1, LATER, { tags: [tag(3, 'c')] })], fetched())
+    expect(await tagNames(1)).toEqual(['c'])
+    await upsertRecords(database.db, people, [person(1, LATER, { tags: [] })], fetched())
+    expect(await tagNames(1)).toEqual([])
+  })
+
+  it('are left alone when the parent was not written (older record)', async () => {
+    await upsertRecords(database.db, people, [person(1, T0, { tags: [tag(1, 'current')] })], fetched())
+    await upsertRecords(database.db, people, [person(1, EARLIER, { tags: [tag(9, 'stale')] })], fetched())
+    expect(await tagNames(1)).toEqual(['current'])
+  })
+
+  it('are left alone when the record does not carry the include', async () => {
+    await upsertRecords(database.db, people, [person(1, T0, { tags: [tag(1, 'kept')] })], fetched())
+    await upsertRecords(database.db, people, [person(1, LATER)], payload)
+    expect(await tagNames(1)).toEqual(['kept'])
+  })
+
+  it('of several includes share a table only when all of them arrive', async () => {
+    const details = {
+      tels: [{ id: 1, atype: 'office', name: '+49 341 1' }],
+      emails: [{ id: 2, atype: 'office', name: 'maxi@example.com' }],
+      homepages: [],
+    }
+    await upsertRecords(database.db, people, [person(1, T0, details)], fetched())
+    const rows = await database.db
+      .selectFrom('crm.contact_details')
+      .select(['type', 'name'])
+      .orderBy('_ordinal')
+      .execute()
+    expect(rows).toEqual([
+      { type: 'Tel', name: '+49 341 1' },
+      { type: 'Email', name: 'maxi@example.com' },
+    ])
+    // only tels arrive: contact details stay as they were rather than losing the e-mail
+    await upsertRecords(database.db, people, [person(1, LATER, { tels: [] })], fetched())
+    expect(await database.db.selectFrom('crm.contact_details').select('name').execute()).toHaveLength(2)
+  })
+
+  it('fill the parent column of join tables', async () => {
+    const deal = {
+      id: 5,
+      updated_at: T0,
+      name: 'Deal',
+      people: [{ id: 30016185, first_name: 'Maxi', name: 'M' }],
+    }
+    await upsertRecords(database.db, deals, [deal], fetched())
+    const rows = await database.db.selectFrom('crm.deal_people').selectAll().execute()
+    expect(rows).toMatchObject([
+      { deal_id: 5, person_id: 30016185, first_name: 'Maxi', _parent_resource: 'crm.deals' },
+    ])
+  })
+})
+
+describe('batches', () => {
+  it('write 5,000 records with their children in one statement', async () => {
+    const records = Array.from({ length: 5000 }, (_, i) =>
+      person(1_000_000 + i * 7, T0, {
+        tags: [tag(i * 2, `t${i % 10}`), tag(i * 2 + 1, 'all')],
+        addrs: [{ id: i, street: 'Hauptstr. 1', city: 'Leipzig', country_code: 'DE', primary: null }],
+      }),
+    )
+    const statements: string[] = []
+    const { db } = database
+    const counting = db.withPlugin({
+      transformQuery: (args) => {
+        statements.push(args.node.kind)
+        return args.node
+      },
+      transformResult: async (args) => args.result,
+    })
+    const result = await upsertRecords(counting, people, records, fetched())
+    expect(result.applied).toHaveLength(5000)
+    expect(statements).toHaveLength(1)
+    const counts = await sql<{ people: number; tags: number; addresses: number }>`
+      select (select count(*)::int from crm.people) as people, (select count(*)::int from crm.tags) as tags,
+             (select count(*)::int from crm.addresses) as addresses
+    `.execute(db)
+    expect(counts.rows[0]).toEqual({ people: 5000, tags: 10000, addresses: 5000 })
+  })
+
+  function tag(id: number, name: string) {
+    return { id, name, attachable_type: 'Person' }
+  }
+})

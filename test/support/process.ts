@@ -1,0 +1,55 @@
+// Runs crm-sync as a child process, the way an operator or a container would.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+
+export interface CliProcess {
+  child: ChildProcess
+  output(): string
+  exited: Promise<number | null>
+}
+
+export function runCli(args: string[], options: { env: Record<string, string>; cwd: string }): CliProcess {
+  // Only what the test gives: no CRM_* or DATABASE_URL of the developer's shell leaks in.
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env }
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (chunk) => {
+    output += chunk
+  })
+  child.stderr?.on('data', (chunk) => {
+    output += chunk
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return { child, output: () => output, exited }
+}
+
+/** Polls until `probe` returns a value, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let lastError: unknown
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe()
+      if (value !== undefined) return value
+    } catch (error) {
+      lastError = error
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`)
+}
+
+export async function readyStatus(port: number): Promise<number | undefined> {
+  const response = await fetch(`http://127.0.0.1:${port}/readyz`)
+  return response.status === 200 ? 200 : undefined
+}
