@@ -91,3 +91,26 @@ describe('crm-sync start', () => {
     expect(existsSync(join(cwd, '.data', 'postgres', 'postmaster.pid'))).toBe(false)
   })
 })
+
+describe('crm-sync migrate', () => {
+  it('applies the migrations, then finds nothing to do', async () => {
+    const database = await createTestDatabase({ empty: true })
+    databases.push(database)
+    const env = { ...crm, DATABASE_URL: database.url }
+    const first = runCli(['migrate'], { cwd: await workdir(), env })
+    expect(await first.exited).toBe(0)
+    expect(first.output()).toContain('0001_mirror')
+    const second = runCli(['migrate'], { cwd: await workdir(), env })
+    expect(await second.exited).toBe(0)
+    expect(second.output()).toContain('schema up to date')
+  })
+
+  it('exits non-zero when a migration fails', async () => {
+    const database = await createTestDatabase({ empty: true })
+    databases.push(database)
+    await database.pool.query('create schema crm')
+    const run = runCli(['migrate'], { cwd: await workdir(), env: { ...crm, DATABASE_URL: database.url } })
+    expect(await run.exited).toBe(1)
+    expect(run.output()).toContain('migration 0001_mirror failed')
+  })
+})

@@ -102,6 +102,22 @@ export interface InboxTable {
   processed_at: Timestamp | null
 }
 
+export interface UpstreamBudgetTable {
+  /** 'crm' or 'reservation': never the API key. */
+  upstream: string
+  /** Set from a 429's Retry-After: no replica sends to this upstream before then. */
+  paused_until: Timestamp | null
+}
+
+export interface UpstreamBudgetSlotsTable {
+  upstream: string
+  slot: number
+  /** When the slot may carry the next request. */
+  free_at: Timestamp
+  /** Bumped on every take, so that a late release cannot free a slot somebody else took since. */
+  lease: Generated<number>
+}
+
 export interface Database {
   'crm.people': Main<typeof people>
   'crm.companies': Main<typeof companies>
@@ -122,4 +138,6 @@ export interface Database {
   'sync.runs': RunsTable
   'sync.run_resources': RunResourcesTable
   'sync.inbox': InboxTable
+  'sync.upstream_budget': UpstreamBudgetTable
+  'sync.upstream_budget_slots': UpstreamBudgetSlotsTable
 }

@@ -33,7 +33,8 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
 }
 
 export async function dropTestDatabase(database: TestDatabase): Promise<void> {
-  await database.db.destroy()
+  await database.db.destroy() // ends the pool only if Kysely has used it
+  if (!database.pool.ended) await database.pool.end()
   await admin((client) => client.query(`drop database if exists ${database.name} with (force)`))
 }
 
