@@ -6,7 +6,9 @@ import type { Config } from './config/index.ts'
 import { openDatabase } from './database-runtime.ts'
 import { createHttpApp } from './http/app.ts'
 import type { Logger } from './log.ts'
+import { createReceiver } from './receiver/app.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
+import { deliveryEnqueuer, type JobQueue, startJobQueue } from './sync/job-queue.ts'
 
 export interface Running {
   port: number
@@ -15,10 +17,32 @@ export interface Running {
 
 export async function start(config: Config, logger: Logger): Promise<Running> {
   const database = await openDatabase(config, logger)
+  let jobs: JobQueue | undefined
   try {
     const applied = await migrateToLatest(database.db)
     logger.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date')
-    const app = createHttpApp({ db: database.db, expectedMigrations: await migrationFileCount() })
+    jobs = await startJobQueue(database.url, logger)
+    const queue = jobs
+    const receiver = config.webhookSecret
+      ? createReceiver({
+          db: database.db,
+          enqueue: deliveryEnqueuer(queue),
+          secret: config.webhookSecret,
+          logger,
+          counters: new Map(),
+        })
+      : null
+    if (!receiver) logger.warn('WEBHOOK_SECRET is not set: the webhook receiver is off')
+    const app = createHttpApp({
+      db: database.db,
+      expectedMigrations: await migrationFileCount(),
+      readiness: {
+        jobs: async () => {
+          if (!(await queue.isInstalled())) throw new Error('the job queue is not installed')
+        },
+      },
+      routes: receiver ? [receiver] : [],
+    })
     const server = await new Promise<Server>((resolve, reject) => {
       const created = serve({ fetch: app.fetch, port: config.port }, () => resolve(created as Server))
       created.once('error', reject)
@@ -36,6 +60,8 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
             server.close(() => resolve())
             server.closeIdleConnections()
           })
+          // Active jobs may finish; the rest stay queued for the next start or another replica.
+          await queue.stop({ graceful: true, timeout: 20_000 })
           await database.close()
           logger.info('stopped')
         })()
@@ -43,6 +69,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       },
     }
   } catch (error) {
+    await jobs?.stop({ graceful: false }).catch(() => {})
     await database.close().catch(() => {})
     throw error
   }

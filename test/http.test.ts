@@ -50,6 +50,24 @@ describe('health and readiness', () => {
     await pool.end()
   })
 
+  it('/readyz reports every further check by name and is 503 when one fails', async () => {
+    const app = createHttpApp({
+      db: database.db,
+      expectedMigrations: await migrationFileCount(),
+      readiness: {
+        jobs: async () => {},
+        hooks: async () => {
+          throw new Error('2 of 12 hooks missing')
+        },
+      },
+    })
+    const response = await app.request('/readyz')
+    expect(response.status).toBe(503)
+    expect(await response.json()).toMatchObject({
+      checks: { jobs: { ok: true }, hooks: { ok: false, error: '2 of 12 hooks missing' } },
+    })
+  })
+
   it('answers unknown paths with a JSON 404', async () => {
     const app = createHttpApp({ db: database.db, expectedMigrations: 1 })
     const response = await app.request('/nothing-here')

@@ -8,6 +8,10 @@ export interface HttpDependencies {
   db: Db
   /** Number of migrations this build ships; readiness requires the database to have applied them all. */
   expectedMigrations: number
+  /** Further readiness checks by name (e.g. the job queue); each throws when not ready. */
+  readiness?: Record<string, () => Promise<void>>
+  /** Sub-applications mounted at the root (the webhook receiver, later the admin API). */
+  routes?: Hono[]
 }
 
 type Check = { ok: true } | { ok: false; error: string }
@@ -21,8 +25,14 @@ async function check(probe: () => Promise<void>): Promise<Check> {
   }
 }
 
-export function createHttpApp({ db, expectedMigrations }: HttpDependencies): Hono {
+export function createHttpApp({
+  db,
+  expectedMigrations,
+  readiness = {},
+  routes = [],
+}: HttpDependencies): Hono {
   const app = new Hono()
+  for (const route of routes) app.route('/', route)
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }))
 
@@ -37,11 +47,14 @@ export function createHttpApp({ db, expectedMigrations }: HttpDependencies): Hon
             throw new Error(`${applied} of ${expectedMigrations} migrations applied`)
         })
       : ({ ok: false, error: 'database unreachable' } as const)
-    const ready = database.ok && migrations.ok
-    return c.json(
-      { status: ready ? 'ready' : 'not ready', checks: { database, migrations } },
-      ready ? 200 : 503,
+    const others = Object.fromEntries(
+      await Promise.all(
+        Object.entries(readiness).map(async ([name, probe]) => [name, await check(probe)] as const),
+      ),
     )
+    const checks = { database, migrations, ...others }
+    const ready = Object.values(checks).every((result) => result.ok)
+    return c.json({ status: ready ? 'ready' : 'not ready', checks }, ready ? 200 : 503)
   })
 
   app.notFound((c) => c.json({ error: 'not found' }, 404))

@@ -4,10 +4,12 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { PgBoss } from 'pg-boss'
 import type { TestProject } from 'vitest/node'
 import { createDb, createPool } from '../../src/store/database.ts'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/store/embedded-postgres.ts'
 import { migrateToLatest } from '../../src/store/migrate.ts'
+import { JOB_SCHEMA } from '../../src/sync/job-queue.ts'
 import { databaseUrl } from './urls.ts'
 
 declare module 'vitest' {
@@ -33,12 +35,17 @@ export default async function setup(project: TestProject) {
   await admin.connect()
   await admin.query(`drop database if exists ${templateDatabase}`)
   await admin.query(`create database ${templateDatabase}`)
-  const pool = createPool(databaseUrl(serverUrl, templateDatabase), { max: 2 })
+  const templateUrl = databaseUrl(serverUrl, templateDatabase)
+  const pool = createPool(templateUrl, { max: 2 })
   try {
     await migrateToLatest(createDb(pool))
   } finally {
     await pool.end()
   }
+  // pg-boss installs its schema at its first start; doing it once here makes every clone start fast.
+  const boss = new PgBoss({ connectionString: templateUrl, schema: JOB_SCHEMA, max: 1 })
+  await boss.start()
+  await boss.stop({ graceful: false })
 
   project.provide('serverUrl', serverUrl)
   project.provide('templateDatabase', templateDatabase)

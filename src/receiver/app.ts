@@ -1,0 +1,140 @@
+// The door through which changes enter. A delivery is answered 2xx only after its inbox row and
+// its job are committed together; it never gets a 500, whatever it holds.
+//
+// Route: POST /webhooks/crm/<WEBHOOK_SECRET>/<model>/<event>. The upstream signs nothing, so the
+// secret travels in the URL that crm-sync registered, as a path segment (see README).
+import { randomUUID } from 'node:crypto'
+import { type Context, Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import type { Kysely } from 'kysely'
+import type { Logger } from '../log.ts'
+import type { Db } from '../store/database.ts'
+import { insertAcceptedDelivery, insertRejectedDelivery } from '../store/inbox.ts'
+import type { Database } from '../store/schema.ts'
+import { type Counters, increment } from './counters.ts'
+import {
+  classifyDelivery,
+  parseEvent,
+  parseModel,
+  storable,
+  type WebhookEvent,
+  type WebhookModel,
+} from './deliveries.ts'
+import { secretMatches } from './secret.ts'
+
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024
+
+export interface DeliveryJob {
+  inbox_id: number
+}
+
+/** Adds the delivery's job inside the transaction that inserts its inbox row. */
+export type EnqueueDelivery = (trx: Kysely<Database>, job: DeliveryJob, jobId: string) => Promise<void>
+
+export interface ReceiverDependencies {
+  db: Db
+  enqueue: EnqueueDelivery
+  secret: string
+  logger: Logger
+  counters: Counters
+}
+
+/** The path crm-sync registers for a model and event; the secret is a path segment. */
+export function webhookPath(secret: string, model: WebhookModel, event: WebhookEvent): string {
+  return `/webhooks/crm/${encodeURIComponent(secret)}/${model}/${event}`
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+export function createReceiver({ db, enqueue, secret, logger, counters }: ReceiverDependencies): Hono {
+  const app = new Hono()
+  const unavailable = (c: Context) =>
+    c.json({ error: 'the delivery could not be stored; retry later' }, 503, { 'Retry-After': '5' })
+
+  app.use(
+    '/webhooks/*',
+    bodyLimit({
+      maxSize: WEBHOOK_BODY_LIMIT,
+      onError: (c) => c.json({ error: `the body exceeds ${WEBHOOK_BODY_LIMIT} bytes` }, 413),
+    }),
+  )
+
+  app.all('/webhooks/*', async (c) => {
+    const segments = c.req.path.split('/').filter(Boolean).slice(1).map(decodeSegment)
+    const [service, presented, modelSegment = '', eventSegment = '', ...rest] = segments
+    if (!secretMatches(presented, secret)) {
+      increment(counters, 'unauthorized')
+      return c.json({ error: 'unauthorized' }, 401)
+    }
+    if (c.req.method !== 'POST')
+      return c.json({ error: 'method not allowed; deliveries are POSTed' }, 405, { Allow: 'POST' })
+    const model = parseModel(modelSegment)
+    const event = parseEvent(eventSegment)
+    if (service !== 'crm' || rest.length > 0 || !model || !event) {
+      return c.json(
+        { error: 'no such webhook endpoint; expected /webhooks/crm/<secret>/<model>/<event>' },
+        404,
+      )
+    }
+
+    try {
+      const body = await c.req.text()
+      const reject = async (
+        reason: string,
+        fields: { shape?: string; payload?: unknown; record_id?: number },
+      ) => {
+        await insertRejectedDelivery(db, {
+          model,
+          event,
+          shape: fields.shape ?? null,
+          record_id: fields.record_id ?? null,
+          payload: fields.payload === undefined ? null : JSON.stringify(storable(fields.payload)),
+          body: fields.payload === undefined ? (storable(body) as string) : null,
+          reason,
+        })
+        increment(counters, `delivery:${model}:${event}:${fields.shape ?? 'unknown'}:rejected`)
+        return c.json({ error: reason }, 400)
+      }
+
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(body)
+      } catch (error) {
+        return await reject(`malformed JSON: ${(error as Error).message}`, {})
+      }
+      const classified = classifyDelivery(parsed, model, event)
+      if (!classified.ok) return await reject(classified.reason, { shape: classified.shape, payload: parsed })
+
+      const { delivery } = classified
+      const jobId = randomUUID()
+      const inboxId = await db.transaction().execute(async (trx) => {
+        const id = await insertAcceptedDelivery(trx, {
+          model,
+          event,
+          shape: delivery.shape,
+          record_id: delivery.recordId,
+          payload: JSON.stringify(storable(parsed)),
+          body: null,
+          reason: null,
+          job_id: jobId,
+        })
+        await enqueue(trx, { inbox_id: id }, jobId)
+        return id
+      })
+      increment(counters, `delivery:${model}:${event}:${delivery.shape}:accepted`)
+      return c.json({ status: 'accepted', inbox_id: inboxId }, 200)
+    } catch (error) {
+      increment(counters, `delivery:${model}:${event}:unknown:unavailable`)
+      logger.error({ err: error, model, event }, 'could not store a webhook delivery; answered 503')
+      return unavailable(c)
+    }
+  })
+
+  return app
+}

@@ -1,0 +1,276 @@
+// The webhook receiver through app.request(): every shape x event x model, the secret, every bad
+// input, the 503 paths, and the promise that no 2xx goes out before the row and job are committed.
+import { sql } from 'kysely'
+import pg from 'pg'
+import type { PgBoss } from 'pg-boss'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLogger } from '../src/log.ts'
+import { WEBHOOK_BODY_LIMIT, webhookPath } from '../src/receiver/app.ts'
+import { WEBHOOK_EVENTS, WEBHOOK_MODELS, type WebhookModel } from '../src/receiver/deliveries.ts'
+import { createDb, createPool } from '../src/store/database.ts'
+import { JOB_SCHEMA, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
+import { useTestDatabase } from './support/database.ts'
+import { waitFor } from './support/process.ts'
+import { receiverFor, SECRET } from './support/receiver.ts'
+
+const database = useTestDatabase()
+let boss: PgBoss
+
+beforeAll(async () => {
+  boss = await startJobQueue(database.url, createLogger({ level: 'silent' }))
+})
+afterAll(async () => {
+  await boss?.stop({ graceful: false })
+})
+
+const post = (
+  app: { request: (path: string, init: RequestInit) => Response | Promise<Response> },
+  path: string,
+  body: string,
+) => app.request(path, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+
+const person = {
+  id: 30016185,
+  name: 'Mustermann',
+  first_name: 'Maxi',
+  updated_at: '2022-12-14T15:53:43.000+01:00',
+}
+
+function bodies(model: WebhookModel, event: string, id: number) {
+  const record = { ...person, id }
+  return {
+    lean: { model: model[0]?.toUpperCase() + model.slice(1), event, record_id: id },
+    nested: { model, event: event.toUpperCase(), record: { ...record, tags: [] } },
+    api: { [model]: record },
+    flat: { id, last_name: 'Mustermann', company: 'ACME', office_phone: '+49 341 1' },
+  }
+}
+
+async function inboxRow(id: number) {
+  return database.db.selectFrom('sync.inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+}
+
+async function inboxCount() {
+  const result = await sql<{ n: number }>`select count(*)::int as n from sync.inbox`.execute(database.db)
+  return result.rows[0]?.n ?? 0
+}
+
+describe('accepted deliveries', () => {
+  const cases = WEBHOOK_MODELS.flatMap((model) =>
+    WEBHOOK_EVENTS.flatMap((event) =>
+      (['lean', 'nested', 'api', 'flat'] as const).map((shape) => [model, event, shape] as const),
+    ),
+  )
+
+  it.each(cases)('%s %s as %s: 200 after an inbox row and a job', async (model, event, shape) => {
+    const { app } = receiverFor(database.db, boss)
+    const id = 1_000_000 + Math.floor(Math.random() * 1_000_000)
+    const response = await post(
+      app,
+      webhookPath(SECRET, model, event),
+      JSON.stringify(bodies(model, event, id)[shape]),
+    )
+    expect(response.status).toBe(200)
+    const { inbox_id } = (await response.json()) as { inbox_id: number }
+    const row = await inboxRow(inbox_id)
+    expect(row).toMatchObject({ model, event, shape, record_id: id, status: 'accepted', reason: null })
+    expect(row.payload).toEqual(bodies(model, event, id)[shape])
+    const job = await boss.getJobById<{ inbox_id: number }>(QUEUES.delivery.name, row.job_id as string)
+    expect(job?.data).toEqual({ inbox_id })
+  })
+
+  it('takes the model and event of the URL in any case', async () => {
+    const { app } = receiverFor(database.db, boss)
+    const response = await post(
+      app,
+      `/webhooks/crm/${SECRET}/Person/UPDATE`,
+      JSON.stringify({ record_id: '77' }),
+    )
+    expect(response.status).toBe(200)
+    const { inbox_id } = (await response.json()) as { inbox_id: number }
+    expect(await inboxRow(inbox_id)).toMatchObject({
+      model: 'person',
+      event: 'update',
+      shape: 'lean',
+      record_id: 77,
+    })
+  })
+
+  it('stores text PostgreSQL cannot hold in jsonb (NUL, lone surrogates) rather than failing', async () => {
+    const { app } = receiverFor(database.db, boss)
+    const body = '{"id": 5, "name": "a\\u0000b", "note": "\\ud800"}'
+    const response = await post(app, webhookPath(SECRET, 'company', 'update'), body)
+    expect(response.status).toBe(200)
+  })
+})
+
+describe('the secret', () => {
+  it.each([
+    ['missing', '/webhooks/crm/person/update'],
+    ['wrong', webhookPath('not-the-secret-000000', 'person', 'update')],
+    ['almost right', webhookPath(`${SECRET}x`, 'person', 'update')],
+    ['empty', '/webhooks/crm//person/update'],
+  ])('%s: 401 and nothing stored but a counter', async (_, path) => {
+    const { app, counters } = receiverFor(database.db, boss)
+    const before = await inboxCount()
+    const response = await post(app, path, JSON.stringify({ model: 'person', event: 'update', record_id: 1 }))
+    expect(response.status).toBe(401)
+    expect(await response.json()).toEqual({ error: 'unauthorized' })
+    expect(await inboxCount()).toBe(before)
+    expect(counters.get('unauthorized')).toBe(1)
+  })
+})
+
+describe('bad input', () => {
+  const path = webhookPath(SECRET, 'person', 'update')
+
+  it.each([
+    ['malformed JSON', '{"record_id": 1', /^malformed JSON/],
+    ['a JSON array', '[1, 2]', /must be a JSON object/],
+    ['an unknown shape', '{"hello": "world"}', /unknown payload shape/],
+    ['a lean payload without an id', '{"model": "person", "event": "update"}', /unknown payload shape/],
+    [
+      'a lean payload with a bad id',
+      '{"model": "person", "event": "update", "record_id": "abc"}',
+      /no usable record id/,
+    ],
+    [
+      'a nested payload without a record id',
+      '{"model": "person", "event": "update", "record": {"name": "x"}}',
+      /no usable record id/,
+    ],
+    ['an api payload without an id', '{"person": {"name": "x"}}', /no usable record id/],
+    ['a flat payload with a negative id', '{"id": -4, "last_name": "x"}', /no usable record id/],
+    [
+      'a model contradicting the URL',
+      '{"model": "deal", "event": "update", "record_id": 1}',
+      /model "deal" contradicts the URL's model "person"/,
+    ],
+    [
+      'an event contradicting the URL',
+      '{"model": "person", "event": "destroy", "record_id": 1}',
+      /event "destroy" contradicts/,
+    ],
+    [
+      'an api payload of another model',
+      '{"company": {"id": 1}}',
+      /wraps a company, but the URL is for a person/,
+    ],
+  ])('%s: 400 naming the problem, kept in the inbox as rejected', async (_, body, reason) => {
+    const { app } = receiverFor(database.db, boss)
+    const response = await post(app, path, body)
+    expect(response.status).toBe(400)
+    const { error } = (await response.json()) as { error: string }
+    expect(error).toMatch(reason)
+    const row = await database.db
+      .selectFrom('sync.inbox')
+      .selectAll()
+      .where('status', '=', 'rejected')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow()
+    expect(row).toMatchObject({ model: 'person', event: 'update', reason: error, job_id: null })
+    expect(row.payload ?? row.body).toEqual(row.payload === null ? body : JSON.parse(body))
+  })
+
+  it('413 for a body over the limit', async () => {
+    const { app } = receiverFor(database.db, boss)
+    const big = JSON.stringify({ id: 1, blob: 'x'.repeat(WEBHOOK_BODY_LIMIT) })
+    const response = await post(app, path, big)
+    expect(response.status).toBe(413)
+  })
+
+  it('405 for another method', async () => {
+    const { app } = receiverFor(database.db, boss)
+    const response = await app.request(path, { method: 'GET' })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('POST')
+  })
+
+  it.each([
+    ['an unknown model', `/webhooks/crm/${SECRET}/invoice/update`],
+    ['an unknown event', `/webhooks/crm/${SECRET}/person/merge`],
+    ['a path too long', `/webhooks/crm/${SECRET}/person/update/extra`],
+    ['another service', `/webhooks/reservations/${SECRET}/person/update`],
+  ])('404 for %s', async (_, unknown) => {
+    const { app } = receiverFor(database.db, boss)
+    const response = await post(app, unknown, '{"id": 1}')
+    // the secret sits in the second segment: another service puts it in the wrong place
+    expect([404, 401]).toContain(response.status)
+    if (!unknown.includes('reservations')) expect(response.status).toBe(404)
+  })
+})
+
+describe('durability', () => {
+  it('answers 503 when the database is unreachable, never 2xx', async () => {
+    const pool = createPool('postgres://nobody@127.0.0.1:1/none')
+    const { app } = receiverFor(createDb(pool), boss)
+    const response = await post(
+      app,
+      webhookPath(SECRET, 'deal', 'create'),
+      '{"model":"deal","event":"create","record_id":5}',
+    )
+    expect(response.status).toBe(503)
+    expect(response.headers.get('retry-after')).toBe('5')
+    await pool.end()
+  })
+
+  it('answers 503 and keeps no row when the job cannot be added', async () => {
+    const { app } = receiverFor(database.db, boss, {
+      enqueue: async () => {
+        throw new Error('queue unavailable')
+      },
+    })
+    const before = await inboxCount()
+    const response = await post(
+      app,
+      webhookPath(SECRET, 'deal', 'create'),
+      '{"model":"deal","event":"create","record_id":5}',
+    )
+    expect(response.status).toBe(503)
+    expect(await inboxCount()).toBe(before)
+  })
+
+  it('sends no 2xx before the inbox row and the job are committed', async () => {
+    const { app } = receiverFor(database.db, boss)
+    // Hold a lock that the receiver's insert must wait for.
+    const blocker = new pg.Client({ connectionString: database.url })
+    await blocker.connect()
+    await blocker.query('begin')
+    await blocker.query('lock table sync.inbox in exclusive mode')
+    try {
+      let answered = false
+      const pending = Promise.resolve(
+        post(app, webhookPath(SECRET, 'project', 'update'), '{"project": {"id": 9}}'),
+      ).then((response) => {
+        answered = true
+        return response
+      })
+      // Wait until the receiver is blocked inside its transaction.
+      await waitFor(
+        async () => {
+          // pg_stat_activity is a snapshot per transaction: clear it to see the present
+          await blocker.query('select pg_stat_clear_snapshot()')
+          const { rows } = await blocker.query(
+            `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'
+           and query like 'insert into "sync"."inbox"%'`,
+          )
+          return rows.length > 0 ? true : undefined
+        },
+        10_000,
+        'the receiver to wait for the lock',
+      )
+      expect(answered).toBe(false)
+      await blocker.query('rollback')
+      const response = await pending
+      expect(response.status).toBe(200)
+      const { inbox_id } = (await response.json()) as { inbox_id: number }
+      const row = await inboxRow(inbox_id)
+      const { rows } = await database.pool.query(`select state from ${JOB_SCHEMA}.job where id = $1`, [
+        row.job_id,
+      ])
+      expect(rows).toHaveLength(1)
+    } finally {
+      await blocker.end()
+    }
+  })
+})
