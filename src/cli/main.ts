@@ -12,6 +12,7 @@ const USAGE = `Usage: crm-sync <command> [options]
 Commands:
   start      run migrations, serve HTTP (health, readiness) until SIGTERM or SIGINT
   migrate    apply pending database migrations and exit
+  sandbox    serve a simulated CRM and reservation service on loopback (crm-sync sandbox --help)
 
 Options:
   -h, --help  show this help
@@ -53,6 +54,11 @@ async function migrateCommand(config: Config, logger: Logger): Promise<number> {
 const commands: Record<string, Command> = { start: startCommand, migrate: migrateCommand }
 
 export async function run(argv: string[]): Promise<number> {
+  // The sandbox plays the upstream services, needs no configuration of crm-sync's own, and has its own options.
+  if (argv[0] === 'sandbox') {
+    const { runSandboxCommand } = await import('../sandbox/index.ts')
+    return runSandboxCommand(argv.slice(1))
+  }
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,

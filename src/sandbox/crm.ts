@@ -1,0 +1,316 @@
+// The CRM service over HTTP: /api/<objects>(.json), records wrapped under their singular name.
+import { type Context, Hono } from 'hono'
+import { getPath } from 'hono/utils/url'
+import { type Clock, nowSeconds } from './clock.ts'
+import type { ChildName, CrmAccount } from './crm-account.ts'
+import { apiGate, type GateOptions } from './gate.ts'
+import { hookInput, renderHook } from './hooks.ts'
+import {
+  emptyOk,
+  fieldErrors,
+  idParam,
+  isObject,
+  notFound,
+  paramMissing,
+  readJson,
+  readWrapped,
+  unprocessable,
+} from './http.ts'
+import type { Ids } from './ids.ts'
+import {
+  type Actor,
+  contains,
+  type Kind,
+  type Outcome,
+  parseIncludes,
+  parseMethods,
+  renderUser,
+} from './kind.ts'
+import { matchesFilters, pageOf, parseFilters, parseOrder, parsePaging, sortedRows } from './listing.ts'
+import { type HookRow, insert, remove, type Stamped, type Store, type Tagged } from './store.ts'
+import { utcView } from './view.ts'
+
+export interface CrmAppOptions {
+  account: CrmAccount
+  store: Store
+  ids: Ids
+  clock: Clock
+  /** The user that owns the API key: API changes are made in their name. */
+  apiUserId: number
+  maxPerpage(): number
+  gate: Omit<GateOptions, 'presentedKey'>
+}
+
+const DEFAULT_PERPAGE = 25
+const ID = ':id{[0-9]+}'
+/** `.json` is optional on every path. */
+const withoutJsonSuffix = (request: Request) => getPath(request).replace(/\.json$/, '')
+const capitalised = (word: string) => word.charAt(0).toUpperCase() + word.slice(1)
+
+/** The key as the real CRM takes it: `apikey` query parameter or `X-apikey` header. */
+function presentedKey(c: Context): string | undefined {
+  return c.req.query('apikey') ?? c.req.header('x-apikey')
+}
+
+function tagNameById(store: Store, tagId: number): string | undefined {
+  for (const rows of [store.people, store.companies, store.deals, store.projects] as const) {
+    for (const row of rows.rows.values()) {
+      const tag = (row as Tagged).tags?.find((t) => t.id === tagId)
+      if (tag) return tag.name
+    }
+  }
+  return undefined
+}
+
+export function createCrmApp(options: CrmAppOptions): Hono {
+  const { account, store } = options
+  const { view } = account
+  const app = new Hono({ getPath: withoutJsonSuffix })
+  const actor: Actor = { userId: options.apiUserId, api: true }
+  app.use('/api/*', apiGate({ ...options.gate, presentedKey }))
+
+  /** The index rows of a kind after `order`, `filter[...]`, `tag_name`/`tag_id`, `deal_id`/`project_id`. */
+  function listed(c: Context, kind: Kind): Stamped[] {
+    const order = parseOrder(c.req.query('order'), { hyphenated: false })
+    const rows = sortedRows(kind.rows(store), order, kind.sortName)
+    const filters = parseFilters(c.req.queries())
+    const tagId = idParam(c.req.query('tag_id'))
+    // An unknown tag id matches nothing, so it stands for a name no tag has.
+    const tagName = c.req.query('tag_name') ?? (tagId ? (tagNameById(store, tagId) ?? '\u0000') : undefined)
+    const members = kind.plural === 'people' ? customersOf(c) : undefined
+    if (!filters.length && tagName === undefined && !members) return rows
+    return rows.filter(
+      (row) =>
+        matchesFilters(row, filters) &&
+        (tagName === undefined || Boolean((row as Tagged).tags?.some((tag) => tag.name === tagName))) &&
+        (!members || members.has(row.id)),
+    )
+  }
+
+  /** People only: `deal_id` or `project_id` restricts them to that deal's or project's people. */
+  function customersOf(c: Context): Set<number> | undefined {
+    const dealId = idParam(c.req.query('deal_id'))
+    const projectId = idParam(c.req.query('project_id'))
+    if (dealId) return new Set(store.deals.rows.get(dealId)?.person_ids)
+    if (projectId) return new Set(store.projects.rows.get(projectId)?.person_ids)
+    return undefined
+  }
+
+  function respondPage(c: Context, kind: Kind, rows: readonly Stamped[], search = false): Response {
+    const paging = parsePaging((name) => c.req.query(name), DEFAULT_PERPAGE, options.maxPerpage())
+    const includes = parseIncludes(c.req.query('includes'), kind.includeOptions)
+    const methods = parseMethods(c.req.query('methods'))
+    const shown = search ? utcView(view) : view
+    const page = pageOf(rows, paging)
+    return c.json(page.map((row) => ({ [kind.wrapper]: kind.render(shown, row, includes, methods) })))
+  }
+
+  function written(c: Context, kind: Kind, outcome: Outcome<Stamped>): Response {
+    if (outcome.ok) return c.json({ [kind.wrapper]: kind.render(view, outcome.row, new Set()) }, 201)
+    if (outcome.status === 507)
+      return c.json({ error: 'insufficient-storage', description: 'storage full' }, 507)
+    return unprocessable(c, outcome.errors)
+  }
+
+  for (const kind of Object.values(account.kinds)) {
+    const base = `/api/${kind.plural}`
+    const missing = (c: Context) => notFound(c, `${capitalised(kind.wrapper)} with 'id'=${c.req.param('id')}`)
+    app.get(base, (c) => respondPage(c, kind, listed(c, kind)))
+    if (kind.model) {
+      app.get(`${base}/count`, (c) => c.json({ total_entries: kind.rows(store).rows.size }))
+      app.get(`${base}/stats`, (c) => {
+        const rows = listed(c, kind)
+        if (kind.plural !== 'deals') return c.json({ total_entries: rows.length })
+        const sum = (rows as unknown as { value: string; value_type: string; value_count: string }[]).reduce(
+          (total, deal) =>
+            total + Number(deal.value) * (deal.value_type === 'Total' ? 1 : Number(deal.value_count)),
+          0,
+        )
+        return c.json({ total_entries: rows.length, sum: Math.round(sum * 100) / 100, currency: 'EUR' })
+      })
+      app.get(`${base}/search`, (c) => {
+        if (kind.searchRequires && !c.req.query(kind.searchRequires))
+          return paramMissing(c, kind.searchRequires)
+        const query = (name: string) => c.req.query(name)
+        const order = parseOrder(c.req.query('order'), { hyphenated: false })
+        const rows = sortedRows(kind.rows(store), order, kind.sortName).filter((row) =>
+          kind.matches(row, query),
+        )
+        return respondPage(c, kind, rows, true)
+      })
+    }
+    app.get(`${base}/${ID}`, (c) => {
+      const row = kind.rows(store).rows.get(Number(c.req.param('id')))
+      if (!row) return missing(c)
+      const includes = parseIncludes(c.req.query('includes'), kind.includeOptions)
+      return c.json({
+        [kind.wrapper]: kind.render(view, row, includes, parseMethods(c.req.query('methods'))),
+      })
+    })
+    app.post(base, async (c) => {
+      const read = await readWrapped(c, kind.wrapper)
+      if (!read.ok) return read.response
+      return written(c, kind, account.create(kind.plural, read.body, actor))
+    })
+    app.on(['PUT', 'PATCH'], `${base}/${ID}`, async (c) => {
+      const read = await readWrapped(c, kind.wrapper)
+      if (!read.ok) return read.response
+      const outcome = account.update(kind.plural, Number(c.req.param('id')), read.body, actor)
+      if (!outcome) return missing(c)
+      return outcome.ok ? emptyOk() : unprocessable(c, outcome.errors)
+    })
+    app.delete(`${base}/${ID}`, (c) => {
+      return account.destroy(kind.plural, Number(c.req.param('id')), actor) ? emptyOk() : missing(c)
+    })
+    if (!kind.attachableType) continue
+    const type = kind.attachableType
+    app.get(`${base}/${ID}/tasks`, (c) => {
+      const id = Number(c.req.param('id'))
+      if (!kind.rows(store).rows.has(id)) return missing(c)
+      const order = parseOrder(c.req.query('order'), { hyphenated: false })
+      const rows = sortedRows(store.tasks, order, account.kinds.tasks.sortName)
+      const own = rows.filter((task) => task.attachable_type === type && task.attachable_id === id)
+      return respondPage(c, account.kinds.tasks, own)
+    })
+    const childNames: ChildName[] =
+      kind.plural === 'people' || kind.plural === 'companies' ? ['tags', 'addrs'] : ['tags']
+    for (const child of childNames) childRoutes(kind, child)
+    if (childNames.length === 2) {
+      app.get(`${base}/${ID}/contact_details`, (c) => {
+        const row = kind.rows(store).rows.get(Number(c.req.param('id')))
+        if (!row) return missing(c)
+        const record = kind.render(view, row, new Set(['tels', 'emails', 'homepages']))
+        const wrapped = (key: string, singular: string) =>
+          ((record[key] ?? []) as unknown[]).map((detail) => ({ [singular]: detail }))
+        return c.json([
+          ...wrapped('tels', 'tel'),
+          ...wrapped('emails', 'email'),
+          ...wrapped('homepages', 'homepage'),
+        ])
+      })
+    }
+  }
+
+  function childRoutes(kind: Kind, child: ChildName): void {
+    const path = `/api/${kind.plural}/${ID}/${child}`
+    const singular = child === 'tags' ? 'tag' : 'addr'
+    const parentId = (c: Context) => Number(c.req.param('id'))
+    const childId = (c: Context) => Number(c.req.param('childId'))
+    const missing = (c: Context) => notFound(c, `${capitalised(singular)}`)
+    app.get(path, (c) => {
+      const list = account.children(kind.plural, parentId(c), child)
+      return list ? c.json(list.map((item) => ({ [singular]: item }))) : missing(c)
+    })
+    app.get(`${path}/:childId{[0-9]+}`, (c) => {
+      const item = account.children(kind.plural, parentId(c), child)?.find((i) => i.id === childId(c))
+      return item ? c.json({ [singular]: item }) : missing(c)
+    })
+    app.post(path, async (c) => {
+      const read = await readWrapped(c, singular)
+      if (!read.ok) return read.response
+      const outcome = account.addChild(kind.plural, parentId(c), child, read.body, actor)
+      if (!outcome) return missing(c)
+      if (!outcome.ok) return unprocessable(c, outcome.errors)
+      return c.json({ [singular]: account.renderChild(kind.plural, parentId(c), outcome.child) }, 201)
+    })
+    app.on(['PUT', 'PATCH'], `${path}/:childId{[0-9]+}`, async (c) => {
+      const read = await readWrapped(c, singular)
+      if (!read.ok) return read.response
+      const outcome = account.updateChild(kind.plural, parentId(c), child, childId(c), read.body, actor)
+      if (!outcome) return missing(c)
+      return outcome.ok ? emptyOk() : unprocessable(c, outcome.errors)
+    })
+    app.delete(`${path}/:childId{[0-9]+}`, (c) =>
+      account.removeChild(kind.plural, parentId(c), child, childId(c), actor) ? emptyOk() : missing(c),
+    )
+  }
+
+  hookRoutes(app, options)
+
+  app.get('/api/users', (c) => {
+    const active = c.req.query('active')
+    const users = [...store.users.rows.values()].filter(
+      (user) => !active || active === 'false' || user.active,
+    )
+    const paging = parsePaging((name) => c.req.query(name), DEFAULT_PERPAGE, options.maxPerpage())
+    return c.json(pageOf(users, paging).map((user) => ({ user: renderUser(user) })))
+  })
+  app.get('/api/users/search', (c) => {
+    const name = c.req.query('name')
+    if (!name) return paramMissing(c, 'name')
+    const first = c.req.query('first')
+    const users = [...store.users.rows.values()].filter(
+      (user) => contains(user.name, name) && (!first || contains(user.first, first)),
+    )
+    return c.json(users.map((user) => ({ user: renderUser(user) })))
+  })
+  app.get('/api/tags/list', (c) => {
+    const type = c.req.query('attachable_type')
+    const names = new Set<string>()
+    for (const kind of Object.values(account.kinds)) {
+      if (!kind.attachableType || (type && type !== kind.attachableType)) continue
+      for (const row of kind.rows(store).rows.values())
+        for (const tag of (row as Tagged).tags ?? []) names.add(tag.name)
+    }
+    return c.json([...names].sort())
+  })
+  app.get('/api/check_connection', (c) => c.json({ success: true }))
+  return app
+}
+
+function hookRoutes(app: Hono, options: CrmAppOptions): void {
+  const { store, account } = options
+  const { view } = account
+  const missing = (c: Context) => notFound(c, `Hook with 'id'=${c.req.param('id')}`)
+  const hookOf = (c: Context) => store.hooks.rows.get(Number(c.req.param('id')))
+  /** The fields, wrapped under `hook` or bare: the spec does not say which. */
+  const fieldsOf = (body: unknown) => (isObject(body) && isObject(body.hook) ? body.hook : body)
+
+  app.get('/api/hooks', (c) =>
+    c.json([...store.hooks.rows.values()].map((hook) => ({ hook: renderHook(view, hook) }))),
+  )
+  app.get(`/api/hooks/${ID}`, (c) => {
+    const hook = hookOf(c)
+    return hook ? c.json({ hook: renderHook(view, hook) }) : missing(c)
+  })
+  app.post('/api/hooks', async (c) => {
+    const read = await readJson(c)
+    if (!read.ok) return read.response
+    const fields = fieldsOf(read.body)
+    const parsed = hookInput.safeParse(fields)
+    if (!parsed.success) return unprocessable(c, fieldErrors(parsed.error, fields))
+    const now = nowSeconds(options.clock)
+    const hook: HookRow = {
+      id: options.ids.next('hook'),
+      ...parsed.data,
+      includes: parsed.data.includes ?? null,
+      filter_group_id: parsed.data.filter_group_id ?? null,
+      verified: false,
+      failed: 0,
+      failed_at: null,
+      created_at: now,
+      updated_at: now,
+    }
+    insert(store.hooks, hook)
+    return c.json({ hook: renderHook(view, hook) }, 201)
+  })
+  app.on(['PUT', 'PATCH'], `/api/hooks/${ID}`, async (c) => {
+    const hook = hookOf(c)
+    if (!hook) return missing(c)
+    const read = await readJson(c)
+    if (!read.ok) return read.response
+    const fields = fieldsOf(read.body)
+    const parsed = hookInput.partial().safeParse(fields)
+    if (!parsed.success) return unprocessable(c, fieldErrors(parsed.error, fields))
+    for (const [key, value] of Object.entries(parsed.data)) {
+      if (value !== undefined) Object.assign(hook, { [key]: value })
+    }
+    hook.updated_at = nowSeconds(options.clock)
+    return emptyOk()
+  })
+  app.delete(`/api/hooks/${ID}`, (c) => {
+    if (!hookOf(c)) return missing(c)
+    remove(store.hooks, Number(c.req.param('id')), nowSeconds(options.clock))
+    return emptyOk()
+  })
+}

@@ -1,0 +1,128 @@
+// Fault and behaviour settings, changeable while the sandbox runs (in-process or over the control
+// API), and the counters of everything it served and delivered.
+import { z } from 'zod'
+
+const fraction = z.number().min(0).max(1)
+const milliseconds = z.number().int().min(0)
+
+const apiFaults = z.object({
+  /** Fraction of API calls answered 500 (before the call takes effect). */
+  errorRate: fraction,
+  /** Fraction of API calls answered 429 on top of the real rate limit. */
+  throttleRate: fraction,
+  /** Latency added to every API call. */
+  latencyMs: milliseconds,
+})
+
+const deliveryFaults = z.object({
+  dropRate: fraction,
+  duplicateRate: fraction,
+  /** Fraction of deliveries held back by up to `delayMs`, so later ones overtake them. */
+  delayRate: fraction,
+  delayMs: milliseconds,
+  /** Every delivery fails without being sent, until switched off: the receiver is "down". */
+  receiverDown: z.boolean(),
+})
+
+export const faultsSchema = z.object({ crm: apiFaults, reservation: apiFaults, deliveries: deliveryFaults })
+export type Faults = z.infer<typeof faultsSchema>
+
+export const faultsPatchSchema = z.strictObject({
+  crm: apiFaults.partial().strict().optional(),
+  reservation: apiFaults.partial().strict().optional(),
+  deliveries: deliveryFaults.partial().strict().optional(),
+})
+export type FaultsPatch = z.infer<typeof faultsPatchSchema>
+
+export function noFaults(): Faults {
+  const api = { errorRate: 0, throttleRate: 0, latencyMs: 0 }
+  return {
+    crm: { ...api },
+    reservation: { ...api },
+    deliveries: { dropRate: 0, duplicateRate: 0, delayRate: 0, delayMs: 1000, receiverDown: false },
+  }
+}
+
+export function patchFaults(faults: Faults, patch: FaultsPatch): void {
+  Object.assign(faults.crm, patch.crm)
+  Object.assign(faults.reservation, patch.reservation)
+  Object.assign(faults.deliveries, patch.deliveries)
+}
+
+const rateLimit = z.object({ requests: z.number().int().min(1), windowSeconds: z.number().positive() })
+
+export const behaviourSchema = z.strictObject({
+  /** Per API key; null switches the limit off. */
+  crmRateLimit: rateLimit.nullable(),
+  reservationRateLimit: rateLimit.nullable(),
+  /** Largest page served, whatever `perpage` asked for (the spec says 500, the public docs 250). */
+  maxPerpage: z.number().int().min(1),
+  /** Whether a tag or address change bumps its parent's `updated_at` and sends the parent's update. */
+  childChangesTouchParent: z.boolean(),
+  /** `remove`: a deleted contact is gone; `soft`: it stays listed with `deleted_at` set. */
+  contactDeletion: z.enum(['remove', 'soft']),
+  /** People the account can hold; creating more answers 507. Null: unlimited. */
+  maxPeople: z.number().int().min(0).nullable(),
+  deliveryTimeoutMs: z.number().int().positive(),
+})
+export type Behaviour = z.infer<typeof behaviourSchema>
+export const behaviourPatchSchema = behaviourSchema.partial()
+export type BehaviourPatch = z.infer<typeof behaviourPatchSchema>
+
+export function defaultBehaviour(): Behaviour {
+  return {
+    crmRateLimit: { requests: 50, windowSeconds: 10 },
+    reservationRateLimit: { requests: 50, windowSeconds: 10 },
+    maxPerpage: 500,
+    childChangesTouchParent: true,
+    contactDeletion: 'remove',
+    maxPeople: null,
+    deliveryTimeoutMs: 10_000,
+  }
+}
+
+export interface ServiceCounters {
+  requests: number
+  /** Status code → responses. */
+  statuses: Record<string, number>
+  /** `GET /api/people/:id` → requests. */
+  routes: Record<string, number>
+  rateLimited: number
+  injectedErrors: number
+  injectedThrottles: number
+}
+
+export interface DeliveryCounters {
+  /** Deliveries created: one per matching hook and change. */
+  queued: number
+  succeeded: number
+  failed: number
+  dropped: number
+  duplicated: number
+  delayed: number
+}
+
+export interface Counters {
+  crm: ServiceCounters
+  reservation: ServiceCounters
+  deliveries: DeliveryCounters
+  /** `person.update` → changes made, through the API or the control API. */
+  changes: Record<string, number>
+}
+
+function serviceCounters(): ServiceCounters {
+  return { requests: 0, statuses: {}, routes: {}, rateLimited: 0, injectedErrors: 0, injectedThrottles: 0 }
+}
+
+export function zeroCounters(): Counters {
+  return {
+    crm: serviceCounters(),
+    reservation: serviceCounters(),
+    deliveries: { queued: 0, succeeded: 0, failed: 0, dropped: 0, duplicated: 0, delayed: 0 },
+    changes: {},
+  }
+}
+
+export function bump(counts: Record<string, number>, key: string): void {
+  counts[key] = (counts[key] ?? 0) + 1
+}
