@@ -1,12 +1,16 @@
-// Composition root of `crm-sync start` (and `npm start`): configuration, database, migrations,
-// HTTP; later the receiver, workers and schedules. Everything is built here once and passed down.
+// Composition root of `crm-sync start` (and `npm start`): configuration, database, migrations, job
+// queue, HTTP with the receiver, hook registration; later the workers and schedules. Everything is
+// built here once and passed down.
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
+import type { Hono } from 'hono'
+import { createUpstreamClients, createUpstreamMetrics } from './api-client/index.ts'
 import type { Config } from './config/index.ts'
 import { openDatabase } from './database-runtime.ts'
 import { createHttpApp } from './http/app.ts'
 import type { Logger } from './log.ts'
 import { createReceiver } from './receiver/app.ts'
+import { type HookKeeper, type HookStatus, keepHooksRegistered } from './receiver/hook-keeper.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
 import { deliveryEnqueuer, type JobQueue, startJobQueue } from './sync/job-queue.ts'
 
@@ -15,14 +19,25 @@ export interface Running {
   stop(): Promise<void>
 }
 
+function listen(app: Hono, port: number): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port }, () => resolve(server as Server)) as Server
+    server.once('error', reject)
+  })
+}
+
 export async function start(config: Config, logger: Logger): Promise<Running> {
   const database = await openDatabase(config, logger)
   let jobs: JobQueue | undefined
+  let hooks: HookKeeper | undefined
   try {
     const applied = await migrateToLatest(database.db)
     logger.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date')
-    jobs = await startJobQueue(database.url, logger)
-    const queue = jobs
+    const queue = await startJobQueue(database.url, logger)
+    jobs = queue
+    const metrics = createUpstreamMetrics()
+    const clients = createUpstreamClients(config, { db: database.db, logger, metrics })
+
     const receiver = config.webhookSecret
       ? createReceiver({
           db: database.db,
@@ -33,6 +48,17 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
         })
       : null
     if (!receiver) logger.warn('WEBHOOK_SECRET is not set: the webhook receiver is off')
+
+    if (config.publicUrl && config.webhookSecret) {
+      hooks = keepHooksRegistered(
+        database.db,
+        clients.crm,
+        { publicUrl: config.publicUrl, secret: config.webhookSecret, objectType: config.hookObjectType },
+        logger,
+      )
+    }
+    const hookStatus = (): HookStatus => hooks?.status() ?? { state: 'off', reason: 'PUBLIC_URL is not set' }
+
     const app = createHttpApp({
       db: database.db,
       expectedMigrations: await migrationFileCount(),
@@ -41,12 +67,10 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
           if (!(await queue.isInstalled())) throw new Error('the job queue is not installed')
         },
       },
+      reports: { hooks: hookStatus },
       routes: receiver ? [receiver] : [],
     })
-    const server = await new Promise<Server>((resolve, reject) => {
-      const created = serve({ fetch: app.fetch, port: config.port }, () => resolve(created as Server))
-      created.once('error', reject)
-    })
+    const server = await listen(app, config.port)
     const address = server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     logger.info({ port }, 'listening')
@@ -56,6 +80,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       port,
       stop() {
         stopping ??= (async () => {
+          hooks?.stop()
           await new Promise<void>((resolve) => {
             server.close(() => resolve())
             server.closeIdleConnections()
@@ -69,6 +94,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       },
     }
   } catch (error) {
+    hooks?.stop()
     await jobs?.stop({ graceful: false }).catch(() => {})
     await database.close().catch(() => {})
     throw error

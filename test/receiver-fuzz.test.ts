@@ -121,7 +121,17 @@ describe('receiver under random input', () => {
           }
         },
       ),
-      { numRuns: 3000 },
+      {
+        numRuns: 3000,
+        // one request of each outcome, whatever the random generation reaches
+        examples: [
+          ['POST', `/webhooks/crm/${SECRET}/person/update`, '{"record_id": 1}', {}],
+          ['POST', '/webhooks/crm/wrong-secret/person/update', '{"record_id": 1}', {}],
+          ['POST', `/webhooks/crm/${SECRET}/person/update`, '{"record_id": ', {}],
+          ['POST', `/webhooks/crm/${SECRET}/invoice/update`, '{"record_id": 1}', {}],
+          ['GET', `/webhooks/crm/${SECRET}/person/update`, '', {}],
+        ],
+      },
     )
     // the generators reach every outcome, so the property is not vacuous
     for (const status of [200, 400, 401, 404, 405])

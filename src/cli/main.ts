@@ -4,6 +4,7 @@ import { type Config, ConfigError, loadConfig } from '../config/index.ts'
 import { openDatabase } from '../database-runtime.ts'
 import { createLogger, type Logger } from '../log.ts'
 import { migrateToLatest } from '../store/migrate.ts'
+import { HOOKS_USAGE, hooksCommand } from './hooks.ts'
 
 const SHUTDOWN_TIMEOUT_MS = 30_000
 
@@ -12,14 +13,16 @@ const USAGE = `Usage: crm-sync <command> [options]
 Commands:
   start      run migrations, serve HTTP (health, readiness) until SIGTERM or SIGINT
   migrate    apply pending database migrations and exit
+  hooks      register, list or remove the CRM webhooks crm-sync needs (crm-sync hooks --help)
   sandbox    serve a simulated CRM and reservation service on loopback (crm-sync sandbox --help)
 
 Options:
+  --json      machine-readable output (hooks)
   -h, --help  show this help
 
 Configuration comes from the environment and a .env file in the working directory (see README.md).`
 
-type Command = (config: Config, logger: Logger) => Promise<number>
+type Command = (config: Config, logger: Logger, args: string[], json: boolean) => Promise<number>
 
 async function startCommand(config: Config, logger: Logger): Promise<number> {
   const { start } = await import('../main.ts')
@@ -51,7 +54,11 @@ async function migrateCommand(config: Config, logger: Logger): Promise<number> {
   }
 }
 
-const commands: Record<string, Command> = { start: startCommand, migrate: migrateCommand }
+const commands: Record<string, Command> = {
+  start: startCommand,
+  migrate: migrateCommand,
+  hooks: hooksCommand,
+}
 
 export async function run(argv: string[]): Promise<number> {
   // The sandbox plays the upstream services, needs no configuration of crm-sync's own, and has its own options.
@@ -63,9 +70,13 @@ export async function run(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     strict: false,
-    options: { help: { type: 'boolean', short: 'h' } },
+    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } },
   })
   const [name] = positionals
+  if (values.help && name === 'hooks') {
+    console.log(HOOKS_USAGE)
+    return 0
+  }
   if (values.help || !name) {
     console.log(USAGE)
     return name || values.help ? 0 : 2
@@ -88,7 +99,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const logger = createLogger({ level: config.logLevel })
   try {
-    return await command(config, logger)
+    return await command(config, logger, positionals.slice(1), values.json === true)
   } catch (error) {
     logger.error({ err: error }, `${name} failed: ${error instanceof Error ? error.message : String(error)}`)
     return 1

@@ -6,6 +6,8 @@ import { z } from 'zod'
 
 export const HOOK_OBJECT_TYPES = ['lean', 'api', 'nested', 'flat'] as const
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export const CRM_AUTH_MODES = ['header', 'query'] as const
+export const ORDER_SPELLINGS = ['underscore', 'hyphen'] as const
 
 const httpUrl = z
   .string()
@@ -58,6 +60,21 @@ const environment = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),
+  // The upstream clients. The CRM allows 50 requests per 10 s per key; the reservation service's
+  // limit is not published, so its default stays well below the CRM's.
+  CRM_AUTH: z.enum(CRM_AUTH_MODES, `must be one of ${CRM_AUTH_MODES.join(', ')}`).default('header'),
+  CRM_RATE_LIMIT: integer(1, 10_000).default(50),
+  CRM_RATE_WINDOW_SECONDS: integer(1, 3600).default(10),
+  CRM_PAGE_SIZE: integer(1, 5000).default(500),
+  RESERVATION_RATE_LIMIT: integer(1, 10_000).default(20),
+  RESERVATION_RATE_WINDOW_SECONDS: integer(1, 3600).default(10),
+  RESERVATION_PAGE_SIZE: integer(1, 5000).default(100),
+  RESERVATION_ORDER_SPELLING: z
+    .enum(ORDER_SPELLINGS, `must be one of ${ORDER_SPELLINGS.join(', ')}`)
+    .default('underscore'),
+  UPSTREAM_TIMEOUT_SECONDS: integer(1, 600).default(30),
+  UPSTREAM_MAX_RETRIES: integer(0, 20).default(4),
+  UPSTREAM_MAX_PAGES: integer(1, 1_000_000).default(10_000),
 })
 
 // Rules between variables. Checked on the raw values, so that they are reported together with the
@@ -95,6 +112,23 @@ function toConfig(env: z.output<typeof environment>) {
     logLevel: env.LOG_LEVEL,
     dataDir: resolve(env.DATA_DIR),
     embeddedPostgresPort: env.EMBEDDED_POSTGRES_PORT ?? null,
+    upstream: {
+      timeoutSeconds: env.UPSTREAM_TIMEOUT_SECONDS,
+      maxRetries: env.UPSTREAM_MAX_RETRIES,
+      maxPages: env.UPSTREAM_MAX_PAGES,
+      crm: {
+        auth: env.CRM_AUTH,
+        requests: env.CRM_RATE_LIMIT,
+        windowSeconds: env.CRM_RATE_WINDOW_SECONDS,
+        pageSize: env.CRM_PAGE_SIZE,
+      },
+      reservation: {
+        requests: env.RESERVATION_RATE_LIMIT,
+        windowSeconds: env.RESERVATION_RATE_WINDOW_SECONDS,
+        pageSize: env.RESERVATION_PAGE_SIZE,
+        orderSpelling: env.RESERVATION_ORDER_SPELLING,
+      },
+    },
   }
 }
 

@@ -10,6 +10,8 @@ export interface HttpDependencies {
   expectedMigrations: number
   /** Further readiness checks by name (e.g. the job queue); each throws when not ready. */
   readiness?: Record<string, () => Promise<void>>
+  /** States reported by /readyz that do not decide readiness (e.g. whether hooks are registered). */
+  reports?: Record<string, () => unknown>
   /** Sub-applications mounted at the root (the webhook receiver, later the admin API). */
   routes?: Hono[]
 }
@@ -29,6 +31,7 @@ export function createHttpApp({
   db,
   expectedMigrations,
   readiness = {},
+  reports = {},
   routes = [],
 }: HttpDependencies): Hono {
   const app = new Hono()
@@ -54,7 +57,8 @@ export function createHttpApp({
     )
     const checks = { database, migrations, ...others }
     const ready = Object.values(checks).every((result) => result.ok)
-    return c.json({ status: ready ? 'ready' : 'not ready', checks }, ready ? 200 : 503)
+    const reported = Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, report()]))
+    return c.json({ status: ready ? 'ready' : 'not ready', checks, reports: reported }, ready ? 200 : 503)
   })
 
   app.notFound((c) => c.json({ error: 'not found' }, 404))

@@ -429,3 +429,15 @@ export function resourceByWebhookModel(model: string): AnyResource | undefined {
 export function hasUpdatedAt(resource: Resource): boolean {
   return 'updated_at' in resource.columns
 }
+
+export type HookObjectType = 'lean' | 'api' | 'nested' | 'flat'
+
+/**
+ * Includes a hook of that object type asks for: with `nested` and `api` the payload carries the
+ * resource's includes, so that it can be applied without a `show`; `lean` and `flat` carry none.
+ */
+export function hookIncludes(model: string, objectType: HookObjectType): string | undefined {
+  if (objectType !== 'nested' && objectType !== 'api') return undefined
+  const includes = resourceByWebhookModel(model)?.includes ?? []
+  return includes.length > 0 ? includes.join(',') : undefined
+}

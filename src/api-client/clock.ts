@@ -1,0 +1,23 @@
+// Time as the client sees it. Injected so that tests can run hours of waiting in no time.
+import { setTimeout as delay } from 'node:timers/promises'
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number
+  /** Resolves at `time` (ms since the epoch) or later; at once when that has passed. */
+  sleepUntil(time: number): Promise<void>
+  /**
+   * Whether the shared budget reads this clock instead of PostgreSQL's. PostgreSQL's clock is the
+   * one every replica agrees on, so only a test clock sets this.
+   */
+  drivesBudget: boolean
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleepUntil: async (time) => {
+    const ms = time - Date.now()
+    if (ms > 0) await delay(ms)
+  },
+  drivesBudget: false,
+}

@@ -1,0 +1,249 @@
+// The request core shared by both upstream clients: budget, timeout, retries, typed failures.
+// Nothing here logs or throws a URL: the CRM's key may sit in the query string, and every text that
+// came from outside (bodies, network errors) has the secrets scrubbed before anybody sees it.
+import type { Logger } from '../log.ts'
+import type { Budget } from './budget.ts'
+import type { Clock } from './clock.ts'
+import {
+  type RequestLine,
+  type Service,
+  type UnavailableReason,
+  UpstreamAuthError,
+  type UpstreamError,
+  UpstreamGoneError,
+  UpstreamRequestError,
+  UpstreamUnavailableError,
+} from './errors.ts'
+import type { UpstreamMetrics } from './metrics.ts'
+
+export type Query = Record<string, string | number | undefined>
+
+export interface UpstreamRequest {
+  method: 'GET' | 'POST' | 'DELETE'
+  /** Path below `${baseUrl}/api/`, e.g. `people/42`. */
+  path: string
+  query?: Query
+  body?: unknown
+  /** Route family for the counters, e.g. `people.show`. */
+  route: string
+}
+
+export interface UpstreamAnswer {
+  status: number
+  /** Parsed JSON; the text when it is not JSON; null when empty. */
+  body: unknown
+  /** When the request that got this answer was sent. */
+  fetchedAt: Date
+}
+
+export interface UpstreamSettings {
+  service: Service
+  baseUrl: string
+  /** Puts the credential on a request (a header, or the query for the CRM's `apikey` mode). */
+  authorize(url: URL, headers: Headers): void
+  /** Strings that must never reach an error or a log line. */
+  secrets: string[]
+  timeoutMs: number
+  maxRetries: number
+  /** How long a 429 without a usable Retry-After pauses everybody. */
+  defaultPauseMs: number
+}
+
+export interface UpstreamDeps {
+  budget: Budget
+  clock: Clock
+  logger: Logger
+  metrics: UpstreamMetrics
+  random?: () => number
+}
+
+export interface Upstream {
+  service: Service
+  send(request: UpstreamRequest): Promise<UpstreamAnswer>
+}
+
+const BACKOFF_BASE_MS = 500
+const BACKOFF_MAX_MS = 30_000
+// Retry-After beyond this is taken as this: the retries are bounded anyway, and a sweep should fail
+// rather than hang for hours.
+const MAX_PAUSE_MS = 10 * 60_000
+
+type Outcome =
+  | { kind: 'answer'; status: number; body: unknown; retryAfter: string | null }
+  | { kind: 'failure'; reason: 'timeout' | 'network'; detail: string }
+
+export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): Upstream {
+  const { service } = settings
+  const { budget, clock, logger, metrics } = deps
+  const random = deps.random ?? Math.random
+  const scrub = scrubber(settings.secrets)
+
+  async function exchange(request: UpstreamRequest): Promise<Outcome> {
+    const url = new URL(`${settings.baseUrl}/api/${request.path}`)
+    for (const [name, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value))
+    }
+    const headers = new Headers({ accept: 'application/json', 'user-agent': 'crm-sync' })
+    if (request.body !== undefined) headers.set('content-type', 'application/json')
+    settings.authorize(url, headers)
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(), settings.timeoutMs)
+    try {
+      const response = await fetch(url, {
+        method: request.method,
+        headers,
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        signal: controller.signal,
+        // Not followed: fetch would carry the X-apikey header to wherever the redirect points.
+        redirect: 'manual',
+      })
+      const text = scrub(await response.text())
+      return {
+        kind: 'answer',
+        status: response.status,
+        body: parseBody(text),
+        retryAfter: response.headers.get('retry-after'),
+      }
+    } catch (error) {
+      if (controller.signal.aborted) {
+        return { kind: 'failure', reason: 'timeout', detail: `no answer within ${settings.timeoutMs} ms` }
+      }
+      return { kind: 'failure', reason: 'network', detail: scrub(describeNetworkError(error)) }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  return {
+    service,
+    async send(request) {
+      // A POST that may have reached the upstream is not repeated: it could create a second hook.
+      const repeatable = request.method !== 'POST'
+      for (let attempt = 1; ; attempt++) {
+        const lease = await budget.take()
+        const sentAt = clock.now()
+        let outcome: Outcome
+        try {
+          outcome = await exchange(request)
+        } finally {
+          await budget.release(lease)
+        }
+        const status = outcome.kind === 'answer' ? String(outcome.status) : outcome.reason
+        metrics.requests.add({ upstream: service, route: request.route, status })
+        logger.debug(
+          { upstream: service, route: request.route, path: request.path, status },
+          'upstream request',
+        )
+        if (outcome.kind === 'answer' && outcome.status < 300) {
+          return { status: outcome.status, body: outcome.body, fetchedAt: new Date(sentAt) }
+        }
+
+        const line: RequestLine = {
+          service,
+          method: request.method,
+          path: `/api/${request.path}`,
+          sentAt: new Date(sentAt),
+        }
+        const failure = classify(line, outcome, attempt)
+        const retryAfter =
+          outcome.kind === 'answer' && outcome.status === 429 ? outcome.retryAfter : undefined
+        const rateLimited = retryAfter !== undefined
+        if (rateLimited) {
+          const pauseMs = parseRetryAfter(retryAfter, clock.now()) ?? settings.defaultPauseMs
+          logger.warn({ upstream: service, route: request.route, pauseMs, attempt }, 'rate limited; pausing')
+          // Every replica's next take waits for the pause, whether or not this caller tries again.
+          await budget.pause(pauseMs)
+        }
+        const retry = failure.retryable && (repeatable || rateLimited) && attempt <= settings.maxRetries
+        if (!retry) throw failure.error
+
+        const reason = failure.error instanceof UpstreamUnavailableError ? failure.error.reason : status
+        metrics.retries.add({ upstream: service, route: request.route, reason })
+        if (!rateLimited) {
+          const delayMs = backoff(attempt, random)
+          logger.warn(
+            { upstream: service, route: request.route, path: request.path, status, attempt, delayMs },
+            'upstream request failed; retrying',
+          )
+          await clock.sleepUntil(clock.now() + delayMs)
+        }
+      }
+    },
+  }
+}
+
+function classify(
+  line: RequestLine,
+  outcome: Outcome,
+  attempt: number,
+): { retryable: boolean; error: UpstreamError } {
+  const unavailable = (reason: UnavailableReason, status: number | null, body: unknown, detail: string) => ({
+    retryable: true,
+    error: new UpstreamUnavailableError(line, reason, attempt, status, body, detail),
+  })
+  if (outcome.kind === 'failure') return unavailable(outcome.reason, null, null, outcome.detail)
+  const { status, body } = outcome
+  if (status === 429) return unavailable('rate-limited', status, body, 'rate limited (429)')
+  if (status >= 500) return unavailable('server', status, body, `server error ${status}: ${summary(body)}`)
+  if (status === 404)
+    return { retryable: false, error: new UpstreamGoneError(line, status, body, 'not found (404)') }
+  if (status === 401 || status === 403) {
+    return {
+      retryable: false,
+      error: new UpstreamAuthError(line, status, body, `not authorized (${status}): ${summary(body)}`),
+    }
+  }
+  return {
+    retryable: false,
+    error: new UpstreamRequestError(line, status, body, `rejected (${status}): ${summary(body)}`),
+  }
+}
+
+/** Exponential backoff with jitter: half the step fixed, half random, so replicas do not retry in step. */
+export function backoff(attempt: number, random: () => number): number {
+  const step = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1))
+  return Math.round(step / 2 + (random() * step) / 2)
+}
+
+/** Retry-After in seconds or as an HTTP date, in ms from `now`; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number): number | null {
+  if (value === null || value.trim() === '') return null
+  const trimmed = value.trim()
+  const ms = /^\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) * 1000 : Date.parse(trimmed) - now
+  if (Number.isNaN(ms)) return null
+  return Math.min(Math.max(ms, 0), MAX_PAUSE_MS)
+}
+
+function parseBody(text: string): unknown {
+  if (text.trim() === '') return null
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+function summary(body: unknown): string {
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
+  return text.length > 300 ? `${text.slice(0, 300)}...` : text
+}
+
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
+  const detail = [cause?.code, cause?.message].filter((part) => typeof part === 'string').join(': ')
+  return detail ? `${error.message} (${detail})` : error.message
+}
+
+/** Replaces every secret, raw or URL-encoded, by `[redacted]`. */
+export function scrubber(secrets: string[]): (text: string) => string {
+  const forms = secrets
+    .filter((secret) => secret.length > 0)
+    .flatMap((secret) => [
+      secret,
+      encodeURIComponent(secret),
+      new URLSearchParams({ s: secret }).toString().slice(2),
+    ])
+  const unique = [...new Set(forms)].sort((a, b) => b.length - a.length)
+  return (text) => unique.reduce((scrubbed, secret) => scrubbed.replaceAll(secret, '[redacted]'), text)
+}

@@ -1,0 +1,40 @@
+// The door of src/api-client: the only code that speaks HTTP to the upstream services.
+import type { Config } from '../config/index.ts'
+import { type CrmClient, createCrmClient } from './crm.ts'
+import type { ClientDeps } from './reader.ts'
+import { createReservationClient, type ReservationClient } from './reservation.ts'
+
+export type { Clock } from './clock.ts'
+export { systemClock } from './clock.ts'
+export type { CrmClient, CrmSettings, Hook, NewHook } from './crm.ts'
+export * from './errors.ts'
+export { createUpstreamMetrics, type UpstreamMetrics } from './metrics.ts'
+export type {
+  ClientDeps,
+  IndexQuery,
+  Order,
+  PagesQuery,
+  RecordPage,
+  ResourceReader,
+  ShowResult,
+} from './reader.ts'
+export type { FetchedRecord } from './records.ts'
+export type { ContactBookings, ReservationClient, ReservationSettings } from './reservation.ts'
+export { createCrmClient, createReservationClient }
+
+export interface UpstreamClients {
+  crm: CrmClient
+  /** Null when the reservation service is not configured. */
+  reservation: ReservationClient | null
+}
+
+export function createUpstreamClients(config: Config, deps: ClientDeps): UpstreamClients {
+  const { timeoutSeconds, maxRetries, maxPages } = config.upstream
+  const common = { timeoutSeconds, maxRetries, maxPages }
+  return {
+    crm: createCrmClient({ ...config.crm, ...config.upstream.crm, ...common }, deps),
+    reservation: config.reservation
+      ? createReservationClient({ ...config.reservation, ...config.upstream.reservation, ...common }, deps)
+      : null,
+  }
+}

@@ -1,0 +1,211 @@
+// Reading resources of the table in src/resources: index pages, every page, and show. The two clients
+// differ only in how they spell their queries and whether records come wrapped.
+import type { Logger } from '../log.ts'
+import type { Resource } from '../resources/index.ts'
+import type { Db } from '../store/database.ts'
+import { createBudget } from './budget.ts'
+import { type Clock, systemClock } from './clock.ts'
+import { type RejectedRecordError, type Service, UpstreamGoneError, UpstreamResponseError } from './errors.ts'
+import { createUpstream, type Query, type Upstream } from './http.ts'
+import type { UpstreamMetrics } from './metrics.ts'
+import { paginate } from './paging.ts'
+import { type Drift, type FetchedRecord, parseRecord, parseRecords, unwrap } from './records.ts'
+
+export interface ClientSettings {
+  baseUrl: string
+  apiKey: string
+  /** Requests the upstream allows per window, summed over every replica. */
+  requests: number
+  windowSeconds: number
+  timeoutSeconds: number
+  maxRetries: number
+  /** `perpage` asked for; the upstream may answer with less. */
+  pageSize: number
+  maxPages: number
+}
+
+export interface ClientDeps {
+  db: Db
+  logger: Logger
+  metrics: UpstreamMetrics
+  clock?: Clock
+  random?: () => number
+  /** Key of the shared budget; the service name unless a test needs one of its own. */
+  budgetKey?: string
+}
+
+export interface Order {
+  field: 'updated_at' | 'created_at' | 'name'
+  direction: 'asc' | 'desc'
+}
+
+export interface IndexQuery {
+  /** 1-based. */
+  page?: number
+  perPage?: number
+  order?: Order
+  /** CRM only: sub-objects to include; the resource's includes when not given. */
+  includes?: readonly string[]
+  /** CRM only: `{ updated_at: { larger_than: '2024-01-01T00:00:00Z' } }` → `filter[updated_at][larger_than]=...`. */
+  filter?: Record<string, Record<string, string | number>>
+}
+
+export interface PagesQuery extends Omit<IndexQuery, 'page'> {
+  /** The resource's count taken before the walk, when known: bounds the pages fetched. */
+  total?: number | null
+}
+
+export interface RecordPage {
+  page: number
+  /** Items the upstream sent, usable or not. */
+  size: number
+  records: FetchedRecord[]
+  /** Items the sync cannot use (no id, unparsable updated_at), each naming resource, id and field. */
+  rejected: RejectedRecordError[]
+  /** When the request for this page was sent. */
+  fetchedAt: Date
+}
+
+export type ShowResult =
+  | { status: 'found'; record: FetchedRecord; fetchedAt: Date }
+  /** 404: the record is deleted upstream (the sync tombstones it). */
+  | { status: 'gone'; fetchedAt: Date }
+
+export interface ResourceReader {
+  index(resource: Resource, query?: IndexQuery): Promise<RecordPage>
+  pages(resource: Resource, query?: PagesQuery): AsyncGenerator<RecordPage>
+  show(resource: Resource, id: number, options?: { includes?: readonly string[] }): Promise<ShowResult>
+}
+
+/** The upstream behind a client: its own budget (shared with the other replicas) and request core. */
+export function openUpstream(
+  service: Service,
+  settings: ClientSettings,
+  deps: ClientDeps,
+  authorize: (url: URL, headers: Headers) => void,
+): Upstream {
+  const clock = deps.clock ?? systemClock
+  const windowMs = settings.windowSeconds * 1000
+  const timeoutMs = settings.timeoutSeconds * 1000
+  const budget = createBudget({
+    db: deps.db,
+    key: deps.budgetKey ?? service,
+    service,
+    requests: settings.requests,
+    windowMs,
+    requestTimeoutMs: timeoutMs,
+    clock,
+    metrics: deps.metrics,
+    logger: deps.logger,
+  })
+  return createUpstream(
+    {
+      service,
+      baseUrl: settings.baseUrl,
+      authorize,
+      secrets: [settings.apiKey],
+      timeoutMs,
+      maxRetries: settings.maxRetries,
+      // Without a Retry-After, one whole window is sure to have passed.
+      defaultPauseMs: windowMs,
+    },
+    { budget, clock, logger: deps.logger, metrics: deps.metrics, random: deps.random },
+  )
+}
+
+export interface ReaderOptions {
+  upstream: Upstream
+  settings: ClientSettings
+  logger: Logger
+  /** The index query in the upstream's spelling. */
+  indexQuery(resource: Resource, query: IndexQuery & { page: number; perPage: number }): Query
+  showQuery(resource: Resource, includes: readonly string[] | undefined): Query
+}
+
+export function createReader(options: ReaderOptions): ResourceReader {
+  const { upstream, settings, logger } = options
+  const warned = new Set<string>()
+  const warnOnce = (key: string, fields: Record<string, unknown>, message: string) => {
+    if (warned.has(key)) return
+    warned.add(key)
+    logger.warn({ upstream: upstream.service, ...fields }, message)
+  }
+  const onDrift = (drift: Drift) =>
+    warnOnce(
+      `${drift.resource}.${drift.field}`,
+      { resource: drift.resource, id: drift.id, field: drift.field, valueType: typeof drift.value },
+      'upstream sent a value its mirror column cannot hold; the row gets null there, _raw keeps it',
+    )
+
+  const check = (resource: Resource, route: 'show' | 'index') => {
+    if (resource.service !== upstream.service) {
+      throw new Error(`${resource.name} is not a resource of the ${upstream.service} service`)
+    }
+    if (route === 'show' && !resource.routes.show) throw new Error(`${resource.name} has no show route`)
+  }
+
+  async function index(resource: Resource, query: IndexQuery = {}): Promise<RecordPage> {
+    check(resource, 'index')
+    const page = query.page ?? 1
+    const answer = await upstream.send({
+      method: 'GET',
+      path: resource.path,
+      query: options.indexQuery(resource, { ...query, page, perPage: query.perPage ?? settings.pageSize }),
+      route: `${resource.path}.index`,
+    })
+    if (!Array.isArray(answer.body)) {
+      throw new UpstreamResponseError(
+        { service: upstream.service, method: 'GET', path: `/api/${resource.path}`, sentAt: answer.fetchedAt },
+        answer.status,
+        answer.body,
+        'index answer is not an array',
+      )
+    }
+    const items = answer.body.map((item) => unwrap(resource.wrapper, item))
+    const { records, rejected } = parseRecords(resource, items, onDrift)
+    if (query.order?.field === 'updated_at' && !inOrder(records, query.order.direction)) {
+      warnOnce(
+        `${resource.name}.order`,
+        { resource: resource.name, page },
+        'upstream did not order the page by updated_at as asked (for the reservation service, check RESERVATION_ORDER_SPELLING)',
+      )
+    }
+    return { page, size: items.length, records, rejected, fetchedAt: answer.fetchedAt }
+  }
+
+  return {
+    index,
+
+    pages(resource, query = {}) {
+      const { total, ...rest } = query
+      return paginate((page) => index(resource, { ...rest, page }), { total, maxPages: settings.maxPages })
+    },
+
+    async show(resource, id, showOptions = {}) {
+      check(resource, 'show')
+      try {
+        const answer = await upstream.send({
+          method: 'GET',
+          path: `${resource.path}/${id}`,
+          query: options.showQuery(resource, showOptions.includes),
+          route: `${resource.path}.show`,
+        })
+        const record = parseRecord(resource, unwrap(resource.wrapper, answer.body), onDrift)
+        return { status: 'found', record, fetchedAt: answer.fetchedAt }
+      } catch (error) {
+        if (error instanceof UpstreamGoneError) return { status: 'gone', fetchedAt: error.sentAt }
+        throw error
+      }
+    },
+  }
+}
+
+function inOrder(records: FetchedRecord[], direction: 'asc' | 'desc'): boolean {
+  const times = records
+    .map((record) => Date.parse(record.updated_at ?? ''))
+    .filter((time) => !Number.isNaN(time))
+  return times.every((time, i) => {
+    const before = times[i - 1]
+    return i === 0 || before === undefined || (direction === 'desc' ? before >= time : before <= time)
+  })
+}

@@ -1,0 +1,114 @@
+// Hook registration: make the CRM's hooks match what crm-sync needs — 4 models x 3 events with
+// HOOK_OBJECT_TYPE, pointing at PUBLIC_URL — while never touching hooks that are not crm-sync's.
+// Replicas starting together are serialised by a PostgreSQL advisory lock.
+import { sql } from 'kysely'
+import type { CrmClient, Hook, NewHook } from '../api-client/crm.ts'
+import { type HookObjectType, hookIncludes } from '../resources/index.ts'
+import type { Db } from '../store/database.ts'
+import { webhookPath } from './app.ts'
+import { WEBHOOK_EVENTS, WEBHOOK_MODELS } from './deliveries.ts'
+
+export type HooksApi = Pick<CrmClient, 'listHooks' | 'createHook' | 'deleteHook'>
+
+export interface HookSettings {
+  publicUrl: string
+  secret: string
+  objectType: HookObjectType
+}
+
+export interface RegistrationResult {
+  created: NewHook[]
+  deleted: Hook[]
+  kept: Hook[]
+  foreign: Hook[]
+}
+
+// Arbitrary constant of this project: the key of the advisory lock that serialises registrations.
+const REGISTRATION_LOCK = 7_349_201_115
+
+/** A hook is crm-sync's when its target ends in crm-sync's receiver path (any host, any secret). */
+const OWN_TARGET = /\/webhooks\/crm\/[^/]+\/(person|company|deal|project)\/(create|update|destroy)$/i
+
+export function isOwnHook(hook: Pick<Hook, 'target_url'>): boolean {
+  if (!hook.target_url) return false
+  try {
+    return OWN_TARGET.test(new URL(hook.target_url).pathname)
+  } catch {
+    return false
+  }
+}
+
+const normaliseIncludes = (value: string | null | undefined) =>
+  (value ?? '')
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .sort()
+    .join(',')
+
+export function desiredHooks(settings: HookSettings): NewHook[] {
+  const base = settings.publicUrl.replace(/\/+$/, '')
+  return WEBHOOK_MODELS.flatMap((model) =>
+    WEBHOOK_EVENTS.map((event) => {
+      const includes = hookIncludes(model, settings.objectType)
+      return {
+        model,
+        event,
+        object_type: settings.objectType,
+        target_url: `${base}${webhookPath(settings.secret, model, event)}`,
+        ...(includes ? { includes } : {}),
+      }
+    }),
+  )
+}
+
+const sameHook = (hook: Hook, wanted: NewHook) =>
+  hook.model === wanted.model &&
+  hook.event === wanted.event &&
+  hook.object_type === wanted.object_type &&
+  hook.target_url === wanted.target_url &&
+  normaliseIncludes(hook.includes) === normaliseIncludes(wanted.includes)
+
+/** Idempotent: a second run creates and deletes nothing. */
+export async function registerHooks(
+  db: Db,
+  api: HooksApi,
+  settings: HookSettings,
+): Promise<RegistrationResult> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${REGISTRATION_LOCK})`.execute(trx)
+    const existing = await api.listHooks()
+    const foreign = existing.filter((hook) => !isOwnHook(hook))
+    const own = existing.filter(isOwnHook)
+    const kept: Hook[] = []
+    const deleted: Hook[] = []
+    const missing: NewHook[] = []
+    for (const wanted of desiredHooks(settings)) {
+      const match = own.find((hook) => sameHook(hook, wanted) && !kept.includes(hook))
+      if (match) kept.push(match)
+      else missing.push(wanted)
+    }
+    // Create before deleting: a moment of duplicate deliveries is harmless, a moment without a hook is not.
+    for (const hook of missing) await api.createHook(hook)
+    for (const hook of own.filter((hook) => !kept.includes(hook))) {
+      await api.deleteHook(hook.id)
+      deleted.push(hook)
+    }
+    return { created: missing, deleted, kept, foreign }
+  })
+}
+
+/** Removes crm-sync's own hooks (any URL, any secret); foreign hooks stay. */
+export async function removeHooks(db: Db, api: HooksApi): Promise<Hook[]> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${REGISTRATION_LOCK})`.execute(trx)
+    const own = (await api.listHooks()).filter(isOwnHook)
+    for (const hook of own) await api.deleteHook(hook.id)
+    return own
+  })
+}
+
+/** The target URL with its secret segment masked, for lists and logs. */
+export function maskTarget(target: string | null | undefined): string {
+  if (!target) return ''
+  return target.replace(/(\/webhooks\/crm\/)[^/]+(\/)/i, '$1***$2')
+}

@@ -1,0 +1,102 @@
+// The upstream request budget shared by every replica (tables in migrations/0003_upstream_budget.ts).
+// Each function is one statement, so concurrent replicas never hand out the same slot twice
+// (`for update skip locked` makes a second taker pass over a row the first one is taking).
+// Time is PostgreSQL's clock, the one clock all replicas share; `at` replaces it in tests.
+import { sql } from 'kysely'
+import type { Db } from './database.ts'
+
+/** A slot held by one request; `lease` tells this holding apart from later ones of the same slot. */
+export interface BudgetLease {
+  slot: number
+  lease: number
+}
+
+export type SlotTake = ({ granted: true } & BudgetLease) | { granted: false; waitMs: number }
+
+const clock = (at: Date | null) => sql`coalesce(${at}::timestamptz, clock_timestamp())`
+const milliseconds = (ms: number) => sql`(${ms}::float8 * interval '1 millisecond')`
+
+/** Creates the budget of an upstream with `slots` requests per window (idempotent; a changed size applies). */
+export async function prepareBudget(db: Db, upstream: string, slots: number): Promise<void> {
+  await sql`
+    with budget as (
+      insert into sync.upstream_budget (upstream) values (${upstream}) on conflict do nothing
+    ),
+    added as (
+      insert into sync.upstream_budget_slots (upstream, slot, free_at)
+      select ${upstream}, slot, '-infinity' from generate_series(0, ${slots}::int - 1) slot
+      on conflict do nothing
+    )
+    delete from sync.upstream_budget_slots where upstream = ${upstream} and slot >= ${slots}::int
+  `.execute(db)
+}
+
+/**
+ * Takes a free slot and holds it for `holdMs` (until the request's answer releases it), or says
+ * how long until the budget may have one: the earliest slot's time, or the end of a pause.
+ */
+export async function takeBudgetSlot(
+  db: Db,
+  upstream: string,
+  options: { holdMs: number; at: Date | null },
+): Promise<SlotTake> {
+  const result = await sql<{ slot: number | null; lease: number | null; wait_ms: number }>`
+    with clock as (select ${clock(options.at)} as now),
+    pause as (
+      select b.paused_until from sync.upstream_budget b, clock
+      where b.upstream = ${upstream} and b.paused_until > clock.now
+    ),
+    free as (
+      select s.slot from sync.upstream_budget_slots s, clock
+      where s.upstream = ${upstream} and s.free_at <= clock.now and not exists (select from pause)
+      order by s.free_at, s.slot
+      limit 1
+      for update of s skip locked
+    ),
+    taken as (
+      update sync.upstream_budget_slots s
+      set free_at = clock.now + ${milliseconds(options.holdMs)}, lease = s.lease + 1
+      from free, clock
+      where s.upstream = ${upstream} and s.slot = free.slot
+      returning s.slot, s.lease
+    )
+    select taken.slot, taken.lease,
+      (extract(epoch from greatest(
+        (select paused_until from pause),
+        (select min(free_at) from sync.upstream_budget_slots where upstream = ${upstream}),
+        clock.now
+      ) - clock.now) * 1000)::float8 as wait_ms
+    from clock left join taken on true
+  `.execute(db)
+  const row = result.rows[0]
+  if (row?.slot != null && row.lease != null) return { granted: true, slot: row.slot, lease: row.lease }
+  return { granted: false, waitMs: row?.wait_ms ?? 0 }
+}
+
+/** Frees the slot `windowMs` after now (the answer has arrived), unless it was taken again since. */
+export async function releaseBudgetSlot(
+  db: Db,
+  upstream: string,
+  lease: BudgetLease,
+  options: { windowMs: number; at: Date | null },
+): Promise<void> {
+  await sql`
+    update sync.upstream_budget_slots
+    set free_at = ${clock(options.at)} + ${milliseconds(options.windowMs)}
+    where upstream = ${upstream} and slot = ${lease.slot} and lease = ${lease.lease}
+  `.execute(db)
+}
+
+/** Stops every replica from sending to the upstream for `ms` (a pause never shortens an earlier one). */
+export async function pauseBudget(
+  db: Db,
+  upstream: string,
+  options: { ms: number; at: Date | null },
+): Promise<void> {
+  await sql`
+    insert into sync.upstream_budget (upstream, paused_until)
+    values (${upstream}, ${clock(options.at)} + ${milliseconds(options.ms)})
+    on conflict (upstream) do update
+    set paused_until = greatest(sync.upstream_budget.paused_until, excluded.paused_until)
+  `.execute(db)
+}

@@ -1,0 +1,179 @@
+// Tolerant record schemas: everything the real services send passes, kept as sent; only a record
+// without an id or with an unparsable updated_at is rejected, by an error naming resource, id and field.
+import nock from 'nock'
+import { describe, expect, it } from 'vitest'
+import { RejectedRecordError } from '../../src/api-client/errors.ts'
+import { type Drift, parseRecord, parseRecords, unwrap } from '../../src/api-client/records.ts'
+import { bookings, contacts, deals, people, users } from '../../src/resources/index.ts'
+import { CRM_URL, crmClient, useNock, useTestDatabase } from './harness.ts'
+
+const realPerson = {
+  id: 30016185,
+  account_id: 87444,
+  user_id: null,
+  country_code: 'de',
+  salutation: 'Frau',
+  title: 'Dr. Dr.',
+  gender: 'female_user',
+  first_name: 'Maxi',
+  name: 'Mustermann',
+  background: '...',
+  created_by_user_id: 117760,
+  updated_by_user_id: 158291,
+  created_at: '2022-11-29T13:25:56.000+01:00',
+  updated_at: '2022-12-14T15:53:43.000+01:00',
+  tags: [{ id: 120484083, attachable_id: 30016185, api_input: true, name: 'NEW-FANCY-TAG' }],
+  addrs: [{ id: 28752100, street: '', city: 'Leipzig', state_code: 'SN', primary: null, atype: 'work_hq' }],
+}
+
+function rejection(run: () => unknown): RejectedRecordError {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof RejectedRecordError) return error
+    throw error
+  }
+  throw new Error('expected a RejectedRecordError')
+}
+
+describe('record schemas', () => {
+  it('keep a real person exactly as sent, unknown keys and includes included', () => {
+    expect(parseRecord(people, structuredClone(realPerson))).toEqual(realPerson)
+  })
+
+  it('accept gender as a string or an integer', () => {
+    const drifts: Drift[] = []
+    for (const gender of ['female_user', 2, null]) {
+      expect(parseRecord(people, { ...realPerson, gender }, (d) => drifts.push(d)).gender).toBe(gender)
+    }
+    expect(drifts).toEqual([])
+  })
+
+  it('accept decimals as strings and a target date as YYYY-MM-DD', () => {
+    const deal = {
+      id: 7,
+      value: '1200.50',
+      value_count: '3.0',
+      value_type: 'Monatlich',
+      target_date: '2024-06-30',
+      updated_at: '2024-05-01T10:00:00.000+02:00',
+    }
+    const drifts: Drift[] = []
+    expect(parseRecord(deals, deal, (d) => drifts.push(d))).toEqual(deal)
+    expect(drifts).toEqual([])
+  })
+
+  it("accept a contact's newsletter as false, its own deleted_at, and nulls in every optional field", () => {
+    const contact = {
+      id: 187,
+      account_id: 8,
+      title: null,
+      first: null,
+      last: 'Gast',
+      newsletter: false,
+      completed_bookings_count: 0,
+      deleted_at: null,
+      created_at: '2011-06-15T09:41:58.000+02:00',
+      updated_at: '2011-06-15T09:41:58.000+02:00',
+    }
+    const drifts: Drift[] = []
+    expect(parseRecord(contacts, contact, (d) => drifts.push(d))).toEqual(contact)
+    expect(drifts).toEqual([])
+  })
+
+  it('accept timestamps with an offset or with Z', () => {
+    for (const updatedAt of [
+      '2022-12-14T15:53:43.000+01:00',
+      '2022-12-14T14:53:43Z',
+      '2022-12-14T14:53:43.000Z',
+    ]) {
+      expect(parseRecord(people, { id: 1, updated_at: updatedAt }).updated_at).toBe(updatedAt)
+    }
+  })
+
+  it('accept an id sent as a digit string, as a number', () => {
+    expect(parseRecord(people, { id: '30016185', updated_at: '2022-12-14T14:53:43Z' }).id).toBe(30016185)
+  })
+
+  it('accept users, which have no updated_at', () => {
+    expect(parseRecord(users, { id: 117760, first: 'Maxi', name: 'M', login: 'm@example.com' }).id).toBe(
+      117760,
+    )
+  })
+
+  it('reject a record without an id, naming the resource and the field', () => {
+    const error = rejection(() => parseRecord(people, { name: 'Nobody', updated_at: '2022-12-14T14:53:43Z' }))
+    expect(error).toMatchObject({ resource: 'crm.people', id: null, field: 'id' })
+    expect(error.message).toBe('crm.people (no id): id is missing, not an id')
+  })
+
+  it('reject an unparsable or missing updated_at, naming the resource, the id and the field', () => {
+    const bad = rejection(() => parseRecord(bookings, { id: 222, updated_at: 'yesterday' }))
+    expect(bad).toMatchObject({ resource: 'reservations.bookings', id: 222, field: 'updated_at' })
+    expect(bad.message).toBe('reservations.bookings 222: updated_at is "yesterday", not a timestamp')
+    expect(rejection(() => parseRecord(people, { id: 5 })).message).toBe(
+      'crm.people 5: updated_at is missing, not a timestamp',
+    )
+    expect(rejection(() => parseRecord(people, { id: 6, updated_at: '2022-13-45T10:00:00Z' })).field).toBe(
+      'updated_at',
+    )
+  })
+
+  it('reject something that is not an object', () => {
+    expect(rejection(() => parseRecord(people, 'person')).field).toBe('(record)')
+  })
+
+  it('report, without rejecting, a value its mirror column cannot hold', () => {
+    const drifts: Drift[] = []
+    const record = parseRecord(deals, { id: 9, value: 'a lot', updated_at: '2024-05-01T10:00:00Z' }, (d) =>
+      drifts.push(d),
+    )
+    expect(record.value).toBe('a lot')
+    expect(drifts).toEqual([{ resource: 'crm.deals', id: 9, field: 'value', value: 'a lot' }])
+  })
+
+  it('split a page into usable records and rejected ones', () => {
+    const { records, rejected } = parseRecords(people, [
+      { id: 1, updated_at: '2022-12-14T14:53:43Z' },
+      { updated_at: '2022-12-14T14:53:43Z' },
+      { id: 3, updated_at: 'never' },
+    ])
+    expect(records.map((r) => r.id)).toEqual([1])
+    expect(rejected.map((e) => [e.id, e.field])).toEqual([
+      [null, 'id'],
+      [3, 'updated_at'],
+    ])
+  })
+
+  it('unwrap a wrapped record, and leave a bare one (with its own id) alone', () => {
+    expect(unwrap('person', { person: { id: 1 } })).toEqual({ id: 1 })
+    expect(unwrap('contact', { id: 222, contact: { id: 187 } })).toEqual({ id: 222, contact: { id: 187 } })
+    expect(unwrap(null, { id: 222 })).toEqual({ id: 222 })
+  })
+})
+
+describe('records through the client', () => {
+  const database = useTestDatabase()
+  useNock()
+
+  it('returns the usable records of a page, reports rejected ones, and logs drift once per field', async () => {
+    const { client, lines } = crmClient(database.db)
+    nock(CRM_URL)
+      .get('/api/deals')
+      .query(true)
+      .reply(200, [
+        { deal: { id: 1, value: 'lots', updated_at: '2024-05-01T10:00:00Z' } },
+        { deal: { id: 2, value: 'more', updated_at: '2024-05-01T10:00:00Z' } },
+        { deal: { id: 3, updated_at: '01.05.2024' } },
+      ])
+    const page = await client.index(deals)
+    expect(page.records.map((r) => r.id)).toEqual([1, 2])
+    expect(page.size).toBe(3)
+    expect(page.rejected.map((e) => e.message)).toEqual([
+      'crm.deals 3: updated_at is "01.05.2024", not a timestamp',
+    ])
+    const drift = lines.filter((line) => line.includes('cannot hold'))
+    expect(drift).toHaveLength(1)
+    expect(JSON.parse(drift[0] as string)).toMatchObject({ resource: 'crm.deals', id: 1, field: 'value' })
+  })
+})

@@ -1,0 +1,206 @@
+// Hook registration and deliveries against the sandbox: 12 hooks, idempotent, replaced when the
+// object type or secret changes, foreign hooks untouched, replicas serialised; and deliveries of
+// every shape arriving in the inbox with their jobs.
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import type { PgBoss } from 'pg-boss'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type CrmClient, createCrmClient, createUpstreamMetrics } from '../src/api-client/index.ts'
+import { createHttpApp } from '../src/http/app.ts'
+import { createLogger } from '../src/log.ts'
+import { isOwnHook, maskTarget, registerHooks, removeHooks } from '../src/receiver/registration.ts'
+import { type Sandbox, startSandbox } from '../src/sandbox/index.ts'
+import { QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
+import { useTestDatabase } from './support/database.ts'
+import { receiverFor, SECRET } from './support/receiver.ts'
+
+const database = useTestDatabase()
+const logger = createLogger({ level: 'silent' })
+let sandbox: Sandbox
+let crm: CrmClient
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ behaviour: { crmRateLimit: null } })
+  crm = createCrmClient(
+    {
+      baseUrl: sandbox.crmUrl,
+      apiKey: sandbox.crmApiKey,
+      auth: 'header',
+      requests: 10_000,
+      windowSeconds: 10,
+      timeoutSeconds: 10,
+      maxRetries: 2,
+      pageSize: 500,
+      maxPages: 100,
+    },
+    { db: database.db, logger, metrics: createUpstreamMetrics() },
+  )
+})
+afterAll(async () => {
+  await sandbox?.stop()
+})
+
+const settings = (
+  overrides: { objectType?: 'lean' | 'api' | 'nested' | 'flat'; secret?: string; publicUrl?: string } = {},
+) => ({
+  publicUrl: overrides.publicUrl ?? 'https://sync.example.com',
+  secret: overrides.secret ?? SECRET,
+  objectType: overrides.objectType ?? 'lean',
+})
+
+describe('hook registration', () => {
+  beforeEach(async () => {
+    for (const hook of await crm.listHooks()) await crm.deleteHook(hook.id)
+  })
+
+  it('creates exactly 12 hooks, then none on a second run; a foreign hook survives', async () => {
+    await crm.createHook({
+      model: 'person',
+      event: 'update',
+      target_url: 'https://other.example.com/hook',
+      object_type: 'api',
+    })
+    const first = await registerHooks(database.db, crm, settings())
+    expect(first.created).toHaveLength(12)
+    expect(first.deleted).toHaveLength(0)
+    const second = await registerHooks(database.db, crm, settings())
+    expect(second).toMatchObject({ created: [], deleted: [] })
+    expect(second.kept).toHaveLength(12)
+    const hooks = await crm.listHooks()
+    expect(hooks).toHaveLength(13)
+    expect(hooks.filter((hook) => !isOwnHook(hook)).map((hook) => hook.target_url)).toEqual([
+      'https://other.example.com/hook',
+    ])
+    const pairs = hooks.filter(isOwnHook).map((hook) => `${hook.model}:${hook.event}:${hook.object_type}`)
+    expect(new Set(pairs).size).toBe(12)
+  })
+
+  it('never puts the API key into a target URL', async () => {
+    await registerHooks(database.db, crm, settings())
+    for (const hook of await crm.listHooks()) expect(hook.target_url).not.toContain(sandbox.crmApiKey)
+  })
+
+  it('replaces its hooks when the object type changes, with the includes the sync needs', async () => {
+    await registerHooks(database.db, crm, settings({ objectType: 'lean' }))
+    const changed = await registerHooks(database.db, crm, settings({ objectType: 'nested' }))
+    expect(changed.created).toHaveLength(12)
+    expect(changed.deleted).toHaveLength(12)
+    const hooks = await crm.listHooks()
+    expect(hooks).toHaveLength(12)
+    const person = hooks.find((hook) => hook.model === 'person' && hook.event === 'update')
+    expect(person).toMatchObject({ object_type: 'nested' })
+    expect(person?.includes).toContain('tags')
+  })
+
+  it('replaces its hooks when the secret or the public URL changes', async () => {
+    await registerHooks(database.db, crm, settings())
+    const rotated = await registerHooks(database.db, crm, settings({ secret: 'another-secret-0123456789' }))
+    expect(rotated.deleted).toHaveLength(12)
+    const moved = await registerHooks(
+      database.db,
+      crm,
+      settings({ secret: 'another-secret-0123456789', publicUrl: 'https://new.example.com/' }),
+    )
+    expect(moved.deleted).toHaveLength(12)
+    const hooks = await crm.listHooks()
+    expect(hooks).toHaveLength(12)
+    expect(
+      hooks.every((hook) =>
+        hook.target_url?.startsWith('https://new.example.com/webhooks/crm/another-secret'),
+      ),
+    ).toBe(true)
+  })
+
+  it('registers once when two replicas start together', async () => {
+    const results = await Promise.all([
+      registerHooks(database.db, crm, settings()),
+      registerHooks(database.db, crm, settings()),
+    ])
+    expect(results.map((result) => result.created.length).sort()).toEqual([0, 12])
+    expect(await crm.listHooks()).toHaveLength(12)
+  })
+
+  it('removes only its own hooks', async () => {
+    await crm.createHook({
+      model: 'deal',
+      event: 'create',
+      target_url: 'https://other.example.com/deals',
+      object_type: 'lean',
+    })
+    await registerHooks(database.db, crm, settings())
+    const removed = await removeHooks(database.db, crm)
+    expect(removed).toHaveLength(12)
+    expect((await crm.listHooks()).map((hook) => hook.target_url)).toEqual([
+      'https://other.example.com/deals',
+    ])
+  })
+
+  it('masks the secret of a target URL for display', () => {
+    expect(maskTarget(`https://sync.example.com/webhooks/crm/${SECRET}/person/update`)).toBe(
+      'https://sync.example.com/webhooks/crm/***/person/update',
+    )
+  })
+})
+
+describe('deliveries from the sandbox', () => {
+  let boss: PgBoss
+  let server: ReturnType<typeof serve>
+  let publicUrl: string
+
+  beforeAll(async () => {
+    boss = await startJobQueue(database.url, logger)
+    const app = createHttpApp({
+      db: database.db,
+      expectedMigrations: 0,
+      routes: [receiverFor(database.db, boss).app],
+    })
+    server = await new Promise((resolve) => {
+      const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started))
+    })
+    publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  })
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve))
+    await boss?.stop({ graceful: false })
+  })
+
+  it.each(['lean', 'nested', 'api', 'flat'] as const)(
+    '%s deliveries end up as inbox rows and jobs',
+    async (objectType) => {
+      for (const hook of await crm.listHooks()) await crm.deleteHook(hook.id)
+      await registerHooks(database.db, crm, settings({ objectType, publicUrl }))
+      const before = await database.db
+        .selectFrom('sync.inbox')
+        .select('id')
+        .orderBy('id', 'desc')
+        .executeTakeFirst()
+
+      const person = sandbox.control.crm.create('people', { name: 'Mustermann', first_name: 'Maxi' })
+      sandbox.control.crm.update('people', person.id as number, { first_name: 'Max' })
+      const deal = sandbox.control.crm.create('deals', {
+        name: 'Deal',
+        value: '10.00',
+        value_type: 'Total',
+        value_count: '1',
+        target_date: '2026-12-31',
+      })
+      sandbox.control.crm.destroy('deals', deal.id as number)
+      await sandbox.control.drainDeliveries()
+
+      const rows = await database.db
+        .selectFrom('sync.inbox')
+        .selectAll()
+        .where('id', '>', before?.id ?? 0)
+        .orderBy('id')
+        .execute()
+      expect(rows.map((row) => [row.model, row.event, row.shape, row.record_id, row.status])).toEqual([
+        ['person', 'create', objectType, person.id, 'accepted'],
+        ['person', 'update', objectType, person.id, 'accepted'],
+        ['deal', 'create', objectType, deal.id, 'accepted'],
+        ['deal', 'destroy', objectType, deal.id, 'accepted'],
+      ])
+      for (const row of rows)
+        expect(await boss.getJobById(QUEUES.delivery.name, row.job_id as string)).not.toBeNull()
+    },
+  )
+})
