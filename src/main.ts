@@ -13,6 +13,7 @@ import { createReceiver } from './receiver/app.ts'
 import { type HookKeeper, type HookStatus, keepHooksRegistered } from './receiver/hook-keeper.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
 import { deliveryEnqueuer, type JobQueue, startJobQueue } from './sync/job-queue.ts'
+import { startWorkers } from './sync/workers.ts'
 
 export interface Running {
   port: number
@@ -70,6 +71,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       reports: { hooks: hookStatus },
       routes: receiver ? [receiver] : [],
     })
+    await startWorkers({ db: database.db, boss: queue, clients, config, logger })
     const server = await listen(app, config.port)
     const address = server.address()
     const port = typeof address === 'object' && address ? address.port : config.port

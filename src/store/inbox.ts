@@ -26,3 +26,11 @@ export async function insertRejectedDelivery(db: Db, row: DeliveryRow & { reason
 export async function readDelivery(db: Db, id: number) {
   return db.selectFrom('sync.inbox').selectAll().where('id', '=', id).executeTakeFirst()
 }
+
+export async function markDeliveryProcessed(db: Kysely<Database>, id: number): Promise<void> {
+  await db
+    .updateTable('sync.inbox')
+    .set({ status: 'processed', processed_at: new Date() })
+    .where('id', '=', id)
+    .execute()
+}

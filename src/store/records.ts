@@ -218,3 +218,17 @@ export async function tombstone(
   `.execute(db)
   return result.rows.map((row) => row.id)
 }
+
+/** The `updated_at` of the row a record would land on, or null when there is none (or no such column). */
+export async function readUpdatedAt(
+  db: Db,
+  resource: Resource,
+  record: UpstreamRecord,
+): Promise<Date | null> {
+  if (!hasUpdatedAt(resource)) return null
+  const id = recordId(resource, record)
+  const result = await sql<{ updated_at: Date | null }>`
+    select updated_at from ${sql.raw(table(resource.name))} where id = ${id}
+  `.execute(db)
+  return result.rows[0]?.updated_at ?? null
+}

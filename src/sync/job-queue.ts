@@ -16,6 +16,7 @@ export const QUEUES = {
   delivery: {
     name: 'webhook-delivery',
     policy: 'standard',
+    notify: true,
     retryLimit: 20,
     retryDelay: 2,
     retryBackoff: true,
@@ -23,12 +24,52 @@ export const QUEUES = {
     expireInSeconds: 300,
     deadLetter: DEAD_LETTER_QUEUE,
   },
+  // Fetch one record and apply it. Stately, keyed by resource and id: a burst of deliveries for one
+  // record costs one fetch in flight plus one queued, and the queued one runs after the active one.
+  refresh: {
+    name: 'record-refresh',
+    policy: 'stately',
+    notify: true,
+    retryLimit: 10,
+    retryDelay: 2,
+    retryBackoff: true,
+    retryDelayMax: 300,
+    expireInSeconds: 300,
+    deadLetter: DEAD_LETTER_QUEUE,
+  },
+  // One resource of one run (incremental or full sweep). A sweep records its own failure in the run
+  // and completes; a retry happens only when a process died mid-sweep (heartbeat missed), and then
+  // resumes from the run's checkpoint.
+  sweep: {
+    name: 'resource-sweep',
+    policy: 'standard',
+    retryLimit: 5,
+    retryDelay: 5,
+    retryBackoff: true,
+    retryDelayMax: 120,
+    heartbeatSeconds: 30,
+    expireInSeconds: 6 * 3600,
+    deadLetter: DEAD_LETTER_QUEUE,
+  },
+  // Starts an incremental run of every enabled resource; sent at most once per interval across replicas.
+  incrementalTick: { name: 'incremental-tick', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
+  // Starts a full run; scheduled with FULL_SYNC_CRON (pg-boss schedules are cluster-wide).
+  fullTick: { name: 'full-tick', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
 } as const satisfies Record<string, Queue>
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name']
 
 export type JobQueue = PgBoss
 
 export async function startJobQueue(connectionString: string, logger: Logger): Promise<JobQueue> {
-  const boss = new PgBoss({ connectionString, schema: JOB_SCHEMA, max: 4, application_name: 'crm-sync:jobs' })
+  // LISTEN/NOTIFY wakes workers the moment a delivery or refresh is queued (polling stays the floor).
+  const boss = new PgBoss({
+    connectionString,
+    schema: JOB_SCHEMA,
+    max: 6,
+    application_name: 'crm-sync:jobs',
+    useListenNotify: true,
+  })
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'))
   await boss.start()
   for (const queue of Object.values(QUEUES)) {
@@ -46,6 +87,24 @@ export function jobConnection(db: Kysely<unknown>) {
       return { rows: result.rows as Record<string, unknown>[] }
     },
   }
+}
+
+/** Queues a refresh of one record inside `trx`; a refresh already queued for it absorbs this one. */
+export async function enqueueRefresh(
+  boss: JobQueue,
+  trx: Kysely<Database>,
+  job: RefreshJob,
+): Promise<boolean> {
+  const id = await boss.send(QUEUES.refresh.name, job, {
+    singletonKey: `${job.resource}:${job.id}`,
+    db: jobConnection(trx as Kysely<unknown>),
+  })
+  return id !== null
+}
+
+export interface RefreshJob {
+  resource: string
+  id: number
 }
 
 /** The receiver's way to add a delivery job in its own transaction. */

@@ -1,0 +1,44 @@
+// The workers of one process: webhook deliveries, record refreshes and sweeps, plus the schedules
+// that start incremental and full runs. Everything they need is passed in by the composition root.
+import type { UpstreamClients } from '../api-client/index.ts'
+import type { Config } from '../config/index.ts'
+import type { Logger } from '../log.ts'
+import type { Db } from '../store/database.ts'
+import { createDeliveryHandler, type DeliveryHandlerDeps } from './handlers/delivery.ts'
+import { createRefreshHandler, type RefreshHandlerDeps } from './handlers/refresh.ts'
+import { type JobQueue, QUEUES } from './job-queue.ts'
+
+export interface WorkerDeps {
+  db: Db
+  boss: JobQueue
+  clients: UpstreamClients
+  config: Config
+  logger: Logger
+  onDeliveryApplied?: DeliveryHandlerDeps['onApplied']
+  onRefreshApplied?: RefreshHandlerDeps['onApplied']
+}
+
+export async function startWorkers(deps: WorkerDeps): Promise<void> {
+  const { db, boss, clients, logger } = deps
+  await boss.work(
+    QUEUES.delivery.name,
+    { localConcurrency: 4, batchSize: 20, pollingIntervalSeconds: 1, burstWhenBatchFull: true },
+    createDeliveryHandler({
+      db,
+      boss,
+      logger: logger.child({ queue: QUEUES.delivery.name }),
+      onApplied: deps.onDeliveryApplied,
+    }),
+  )
+  // Refreshes wait for the shared request budget; more of them in flight only queue up there.
+  await boss.work(
+    QUEUES.refresh.name,
+    { localConcurrency: 8, pollingIntervalSeconds: 1 },
+    createRefreshHandler({
+      db,
+      clients,
+      logger: logger.child({ queue: QUEUES.refresh.name }),
+      onApplied: deps.onRefreshApplied,
+    }),
+  )
+}

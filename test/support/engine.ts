@@ -1,0 +1,35 @@
+// crm-sync started in-process, as `npm start` composes it, against the sandbox and a test database.
+import { parseConfig } from '../../src/config/index.ts'
+import { createLogger } from '../../src/log.ts'
+import { type Running, start } from '../../src/main.ts'
+import type { Sandbox } from '../../src/sandbox/index.ts'
+import { freePort } from '../../src/store/embedded-postgres.ts'
+
+export const ENGINE_SECRET = 'engine-secret-0123456789abcdef'
+
+export interface Engine extends Running {
+  publicUrl: string
+}
+
+export async function startEngine(
+  sandbox: Sandbox,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<Engine> {
+  const port = await freePort()
+  const publicUrl = `http://127.0.0.1:${port}`
+  const config = parseConfig({
+    CRM_BASE_URL: sandbox.crmUrl,
+    CRM_API_KEY: sandbox.crmApiKey,
+    RESERVATION_BASE_URL: sandbox.reservationUrl,
+    RESERVATION_API_KEY: sandbox.reservationApiKey,
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    PUBLIC_URL: publicUrl,
+    WEBHOOK_SECRET: ENGINE_SECRET,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...env,
+  })
+  const running = await start(config, createLogger({ level: config.logLevel, pretty: false }))
+  return { ...running, publicUrl }
+}

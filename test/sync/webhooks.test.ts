@@ -1,0 +1,79 @@
+// Changes in the sandbox reach the mirror through webhooks alone, for every HOOK_OBJECT_TYPE:
+// creates, updates, tag edits and destroys.
+import { sql } from 'kysely'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { type Engine, startEngine } from '../support/engine.ts'
+import { waitFor } from '../support/process.ts'
+
+let sandbox: Sandbox | undefined
+let engine: Engine | undefined
+let database: TestDatabase | undefined
+
+afterEach(async () => {
+  await engine?.stop()
+  await sandbox?.stop()
+  if (database) await dropTestDatabase(database)
+  engine = sandbox = database = undefined
+})
+
+async function setUp(objectType: string) {
+  const upstream = await startSandbox({ behaviour: { crmRateLimit: null } })
+  sandbox = upstream
+  database = await createTestDatabase()
+  engine = await startEngine(upstream, database.url, { HOOK_OBJECT_TYPE: objectType })
+  await waitFor(async () => (upstream.control.crm.hooks().length === 12 ? true : undefined), 10_000, 'hooks')
+  return { sandbox: upstream, db: database.db }
+}
+
+describe.each(['lean', 'nested', 'api', 'flat'])('HOOK_OBJECT_TYPE=%s', (objectType) => {
+  it('mirrors creates, updates, tag edits and destroys from deliveries', async () => {
+    const { sandbox, db } = await setUp(objectType)
+    const person = sandbox.control.crm.create('people', { name: 'Mustermann', first_name: 'Maxi' })
+    const id = person.id as number
+    sandbox.control.crm.update('people', id, { first_name: 'Max' })
+    sandbox.control.crm.addTag('people', id, 'VIP')
+    const doomed = sandbox.control.crm.create('companies', { name: 'Gone GmbH' })
+    sandbox.control.crm.destroy('companies', doomed.id as number)
+    await sandbox.control.drainDeliveries()
+
+    const truth = sandbox.control.crm.get('people', id) as unknown as { updated_at: string }
+    // converged: the latest fields and the tag (same-second payloads are settled by a fetch)
+    await waitFor(
+      async () => {
+        const row = await db.selectFrom('crm.people').selectAll().where('id', '=', id).executeTakeFirst()
+        const tags = await db.selectFrom('crm.tags').select('name').where('_parent_id', '=', id).execute()
+        const latest = row?.first_name === 'Max' && row.updated_at?.getTime() === Date.parse(truth.updated_at)
+        return latest && tags.map((tag) => tag.name).join() === 'VIP' ? row : undefined
+      },
+      15_000,
+      'the person and its tag in the mirror',
+    )
+    const company = await waitFor(
+      async () => {
+        const row = await db
+          .selectFrom('crm.companies')
+          .selectAll()
+          .where('id', '=', doomed.id as number)
+          .executeTakeFirst()
+        return row?._deleted_at ? row : undefined
+      },
+      15_000,
+      'the company tombstoned',
+    )
+    expect(company._deleted_at).toBeInstanceOf(Date)
+    const pending = async () => {
+      const { rows } = await sql<{
+        n: number
+      }>`select count(*)::int as n from sync.inbox where status = 'accepted'`.execute(db)
+      return rows[0]?.n === 0 ? true : undefined
+    }
+    await waitFor(pending, 15_000, 'every delivery processed')
+    // lean and flat deliveries carry no record: each costs a show (coalesced per record)
+    const shows = Object.entries(sandbox.control.counters().crm.routes)
+      .filter(([route]) => /^GET \/api\/\w+\/:id$/.test(route))
+      .reduce((sum, [, count]) => sum + count, 0)
+    if (objectType === 'lean' || objectType === 'flat') expect(shows).toBeGreaterThan(0)
+  })
+})
