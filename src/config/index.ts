@@ -57,6 +57,9 @@ const environment = z.object({
     .default('lean'),
   INCREMENTAL_SYNC_INTERVAL: integer(10, 86_400).default(300),
   FULL_SYNC_CRON: cron.default('0 3 * * *'),
+  // How far before the start of the previous successful sweep an incremental sweep reaches back: room
+  // for whole-second timestamps, clock skew between the upstream and PostgreSQL, and slow commits.
+  SYNC_LOOKBACK_SECONDS: integer(1, 86_400).default(300),
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),
@@ -75,6 +78,8 @@ const environment = z.object({
   UPSTREAM_TIMEOUT_SECONDS: integer(1, 600).default(30),
   UPSTREAM_MAX_RETRIES: integer(0, 20).default(4),
   UPSTREAM_MAX_PAGES: integer(1, 1_000_000).default(10_000),
+  // A record that changes again within this many seconds is refreshed once per slot of that length.
+  REFRESH_COALESCE_SECONDS: integer(1, 3600).default(5),
 })
 
 // Rules between variables. Checked on the raw values, so that they are reported together with the
@@ -109,9 +114,11 @@ function toConfig(env: z.output<typeof environment>) {
     hookObjectType: env.HOOK_OBJECT_TYPE,
     incrementalSyncIntervalSeconds: env.INCREMENTAL_SYNC_INTERVAL,
     fullSyncCron: env.FULL_SYNC_CRON,
+    syncLookbackSeconds: env.SYNC_LOOKBACK_SECONDS,
     logLevel: env.LOG_LEVEL,
     dataDir: resolve(env.DATA_DIR),
     embeddedPostgresPort: env.EMBEDDED_POSTGRES_PORT ?? null,
+    refreshCoalesceSeconds: env.REFRESH_COALESCE_SECONDS,
     upstream: {
       timeoutSeconds: env.UPSTREAM_TIMEOUT_SECONDS,
       maxRetries: env.UPSTREAM_MAX_RETRIES,

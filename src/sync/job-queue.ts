@@ -89,14 +89,22 @@ export function jobConnection(db: Kysely<unknown>) {
   }
 }
 
-/** Queues a refresh of one record inside `trx`; a refresh already queued for it absorbs this one. */
+/**
+ * Queues a refresh of one record inside `trx`. At most one refresh per record runs in each slot of
+ * `coalesceSeconds`: the first change of a quiet record is fetched at once, later changes in the same
+ * slot share one refresh at the start of the next slot, and a refresh already queued absorbs the rest.
+ * Every change is still followed by a fetch that starts after it.
+ */
 export async function enqueueRefresh(
   boss: JobQueue,
   trx: Kysely<Database>,
   job: RefreshJob,
+  coalesceSeconds: number,
 ): Promise<boolean> {
   const id = await boss.send(QUEUES.refresh.name, job, {
     singletonKey: `${job.resource}:${job.id}`,
+    singletonSeconds: coalesceSeconds,
+    singletonNextSlot: true,
     db: jobConnection(trx as Kysely<unknown>),
   })
   return id !== null

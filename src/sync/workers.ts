@@ -18,22 +18,27 @@ export interface WorkerDeps {
   onRefreshApplied?: RefreshHandlerDeps['onApplied']
 }
 
+// NOTIFY wakes a worker when a job is created, but not when a delayed job becomes due or a backlog
+// remains after a batch: the polling floor must stay short, not pg-boss's 30 s notify default.
+const polling = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 }
+
 export async function startWorkers(deps: WorkerDeps): Promise<void> {
   const { db, boss, clients, logger } = deps
   await boss.work(
     QUEUES.delivery.name,
-    { localConcurrency: 4, batchSize: 20, pollingIntervalSeconds: 1, burstWhenBatchFull: true },
+    { localConcurrency: 4, batchSize: 20, burstWhenBatchFull: true, ...polling },
     createDeliveryHandler({
       db,
       boss,
       logger: logger.child({ queue: QUEUES.delivery.name }),
+      refreshCoalesceSeconds: deps.config.refreshCoalesceSeconds,
       onApplied: deps.onDeliveryApplied,
     }),
   )
   // Refreshes wait for the shared request budget; more of them in flight only queue up there.
   await boss.work(
     QUEUES.refresh.name,
-    { localConcurrency: 8, pollingIntervalSeconds: 1 },
+    { localConcurrency: 8, ...polling },
     createRefreshHandler({
       db,
       clients,

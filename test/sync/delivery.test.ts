@@ -46,7 +46,7 @@ async function deliver(event: string, shape: string, recordId: number, payload: 
     reason: null,
     job_id: null,
   })
-  const handle = createDeliveryHandler({ db: database.db, boss, logger })
+  const handle = createDeliveryHandler({ db: database.db, boss, logger, refreshCoalesceSeconds: 5 })
   await handle([{ id: `job-${inboxId}`, data: { inbox_id: inboxId } } as Job<unknown>])
   return inboxId
 }
@@ -127,7 +127,7 @@ describe('delivery handler', () => {
   it('skips a delivery processed before (a retried job) and drops a job it cannot read', async () => {
     await tombstone(database.db, people, [10])
     const inboxId = await deliver('update', 'lean', 10, { record_id: 10 })
-    const handle = createDeliveryHandler({ db: database.db, boss, logger })
+    const handle = createDeliveryHandler({ db: database.db, boss, logger, refreshCoalesceSeconds: 5 })
     await sql`delete from pgboss.job where name = 'record-refresh'`.execute(database.db)
     await handle([{ id: 'again', data: { inbox_id: inboxId } } as Job<unknown>])
     await handle([{ id: 'garbage', data: { inbox: 'x' } } as Job<unknown>])

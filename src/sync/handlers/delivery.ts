@@ -23,6 +23,8 @@ export interface DeliveryHandlerDeps {
   db: Db
   boss: JobQueue
   logger: Logger
+  /** See `enqueueRefresh`. */
+  refreshCoalesceSeconds: number
   /** Called once a delivery's record is in the mirror (payload applied or tombstoned). */
   onApplied?: (resource: string, source: 'payload' | 'tombstone', receivedAt: Date) => void
 }
@@ -58,7 +60,13 @@ async function applyPayload(
   }
 }
 
-export function createDeliveryHandler({ db, boss, logger, onApplied }: DeliveryHandlerDeps) {
+export function createDeliveryHandler({
+  db,
+  boss,
+  logger,
+  refreshCoalesceSeconds,
+  onApplied,
+}: DeliveryHandlerDeps) {
   return async (jobs: Job<unknown>[]): Promise<void> => {
     for (const job of jobs) {
       const parsed = deliveryJob.safeParse(job.data)
@@ -87,7 +95,8 @@ export function createDeliveryHandler({ db, boss, logger, onApplied }: DeliveryH
           await markDeliveryProcessed(trx, row.id)
           return 'payload' as const
         }
-        const queued = await enqueueRefresh(boss, trx, { resource: resource.name, id: recordId })
+        const job = { resource: resource.name, id: recordId }
+        const queued = await enqueueRefresh(boss, trx, job, refreshCoalesceSeconds)
         await markDeliveryProcessed(trx, row.id)
         return queued ? ('refresh queued' as const) : ('refresh coalesced' as const)
       })
