@@ -75,7 +75,7 @@ export function createDeliveryHandler({
         continue
       }
       const row = await readDelivery(db, parsed.data.inbox_id)
-      if (!row || row.status !== 'accepted' || row.record_id === null) continue // processed before a retry
+      if (row?.status !== 'accepted' || row.record_id === null) continue // processed before a retry
       const log = logger.child({ jobId: job.id, inboxId: row.id, model: row.model, recordId: row.record_id })
       const resource = row.model ? resourceByWebhookModel(row.model) : undefined
       if (!resource) {

@@ -21,7 +21,7 @@ export function createRefreshHandler({ db, clients, logger, onApplied }: Refresh
     for (const job of jobs) {
       const parsed = refreshJob.safeParse(job.data)
       const resource = parsed.success ? findResource(parsed.data.resource) : undefined
-      if (!parsed.success || !resource || !resource.routes.show) {
+      if (!parsed.success || !resource?.routes.show) {
         logger.error({ jobId: job.id, data: job.data }, 'refresh job for nothing crm-sync can fetch; dropped')
         continue
       }
