@@ -13,7 +13,7 @@ import { createReceiver } from './receiver/app.ts'
 import { type HookKeeper, type HookStatus, keepHooksRegistered } from './receiver/hook-keeper.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
 import { deliveryEnqueuer, type JobQueue, startJobQueue } from './sync/job-queue.ts'
-import { startWorkers } from './sync/workers.ts'
+import { startWorkers, type Workers } from './sync/workers.ts'
 
 export interface Running {
   port: number
@@ -31,6 +31,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
   const database = await openDatabase(config, logger)
   let jobs: JobQueue | undefined
   let hooks: HookKeeper | undefined
+  let workers: Workers | undefined
   try {
     const applied = await migrateToLatest(database.db)
     logger.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date')
@@ -71,7 +72,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       reports: { hooks: hookStatus },
       routes: receiver ? [receiver] : [],
     })
-    await startWorkers({ db: database.db, boss: queue, clients, config, logger })
+    workers = await startWorkers({ db: database.db, boss: queue, clients, config, logger, metrics })
     const server = await listen(app, config.port)
     const address = server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
@@ -83,6 +84,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       stop() {
         stopping ??= (async () => {
           hooks?.stop()
+          workers?.stop()
           await new Promise<void>((resolve) => {
             server.close(() => resolve())
             server.closeIdleConnections()
@@ -97,6 +99,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
     }
   } catch (error) {
     hooks?.stop()
+    workers?.stop()
     await jobs?.stop({ graceful: false }).catch(() => {})
     await database.close().catch(() => {})
     throw error

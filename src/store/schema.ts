@@ -82,6 +82,13 @@ export interface RunResourcesTable {
   started_at: Timestamp | null
   finished_at: Timestamp | null
   error: string | null
+  /** The attempt that owns the sweep; a retried job takes it over, and the old attempt stops writing. */
+  lease: string | null
+  /** The sweep's last sign of life: its creation, start, and every page or reconciled batch. */
+  progress_at: Generated<Date>
+  /** Rows checked with `show` because the sweep did not see them. */
+  reconciled: Generated<number>
+  tombstoned: Generated<number>
 }
 
 export type InboxStatus = 'accepted' | 'rejected' | 'processed'

@@ -1,0 +1,77 @@
+// Reconciliation after a complete walk: the live rows the sweep did not see (store/unseen-rows.ts)
+// are deleted upstream, or were missed because pages shifted under the walk. Only the upstream can
+// tell which: each is checked with `show`, tombstoned on 404 and written again when found. A
+// resource without a show route (users) is small and has no webhooks: its unseen rows are deleted.
+import { type FetchedRecord, RejectedRecordError } from '../api-client/index.ts'
+import { tombstone, upsertRecords } from '../store/records.ts'
+import { listUnseenLiveIds } from '../store/unseen-rows.ts'
+import type { ReconcileCheckpoint, SweepContext } from './sweep-context.ts'
+
+/** Settles every unseen live row after `from.afterId`; `seenRecords` is what the walk fetched in all. */
+export async function reconcileUnseen(
+  ctx: SweepContext,
+  from: ReconcileCheckpoint,
+  seenRecords: number,
+): Promise<void> {
+  let afterId = from.afterId
+  for (;;) {
+    const ids = await listUnseenLiveIds(
+      ctx.db,
+      ctx.resource,
+      ctx.startedAt,
+      afterId,
+      ctx.settings.reconcileBatchSize,
+    )
+    if (ids.length === 0) return
+    afterId = ids.at(-1) as number
+    if (ctx.resource.routes.show) await settleByShow(ctx, ids, { phase: 'reconcile', afterId })
+    else await settleByAbsence(ctx, ids, { phase: 'reconcile', afterId }, seenRecords)
+  }
+}
+
+async function settleByShow(ctx: SweepContext, ids: number[], checkpoint: ReconcileCheckpoint) {
+  const found: FetchedRecord[] = []
+  const gone: number[] = []
+  // A found record cannot undo a tombstone written after its request: the earliest request is the
+  // safe time for the batch. A 404 proves the record gone as of its request: the latest one stands.
+  let foundAt: Date | null = null
+  let goneAt: Date | null = null
+  for (const id of ids) {
+    ctx.checkAbort()
+    try {
+      const answer = await ctx.reader.show(ctx.resource, id)
+      if (answer.status === 'found') {
+        found.push(answer.record)
+        if (!foundAt || answer.fetchedAt < foundAt) foundAt = answer.fetchedAt
+      } else {
+        gone.push(id)
+        if (!goneAt || answer.fetchedAt > goneAt) goneAt = answer.fetchedAt
+      }
+    } catch (error) {
+      // The record exists but cannot be used: keep the row, and let the sweep end failed.
+      if (!(error instanceof RejectedRecordError)) throw error
+      ctx.rejected.push(error)
+    }
+  }
+  await ctx.db.transaction().execute(async (trx) => {
+    if (foundAt) await upsertRecords(trx, ctx.resource, found, { source: 'fetch', fetchedAt: foundAt })
+    const tombstoned = goneAt ? await tombstone(trx, ctx.resource, gone, goneAt) : []
+    await ctx.save(trx, { reconciled: ids.length, tombstoned: tombstoned.length, checkpoint })
+  })
+}
+
+async function settleByAbsence(
+  ctx: SweepContext,
+  ids: number[],
+  checkpoint: ReconcileCheckpoint,
+  seenRecords: number,
+) {
+  // An index that lists nothing while the mirror has rows is more likely a fault than an empty account.
+  if (seenRecords === 0) {
+    throw new Error(`the index listed no ${ctx.resource.path}; refusing to tombstone every mirrored one`)
+  }
+  await ctx.db.transaction().execute(async (trx) => {
+    const tombstoned = await tombstone(trx, ctx.resource, ids, new Date())
+    await ctx.save(trx, { tombstoned: tombstoned.length, checkpoint })
+  })
+}

@@ -1,0 +1,82 @@
+// Starting a run: one sweep per resource, each a job of QUEUES.sweep enqueued in the transaction that
+// creates the run, so a run never exists without its jobs, nor a job without its run.
+import type { Kysely } from 'kysely'
+import { type AnyResource, findResource, resources } from '../resources/index.ts'
+import type { Db } from '../store/database.ts'
+import { type BusyResource, type CreateRunResult, createRun, type EnqueueSweep } from '../store/runs.ts'
+import type { RunMode } from '../store/schema.ts'
+import { type JobQueue, jobConnection, QUEUES } from './job-queue.ts'
+
+export interface RunDeps {
+  db: Db
+  enqueue: EnqueueSweep
+  /** Whether the reservation service is configured; its resources are off otherwise. */
+  reservationEnabled: boolean
+  /** Unfinished sweeps silent for longer are abandoned when a new run asks for their resource. */
+  staleAfterSeconds?: number
+}
+
+export interface StartRunRequest {
+  mode: RunMode
+  /** Qualified resource names; every enabled resource when not given. */
+  resources?: readonly string[]
+  /** Who asked: `schedule`, `startup`, `admin`, `cli`... */
+  requestedBy: string
+  /** `skip` sweeps the free resources and leaves out busy ones (schedules); default `refuse`. */
+  whenBusy?: 'refuse' | 'skip'
+}
+
+export type StartRunResult =
+  /** `busy`: resources left out (with `whenBusy: 'skip'`) and the runs sweeping them. */
+  | { status: 'started'; runId: number; busy: BusyResource[] }
+  | Extract<CreateRunResult, { status: 'conflict' }>
+
+/** A resource name that is unknown, or belongs to a service that is not configured. */
+export class RunRequestError extends Error {
+  override name = 'RunRequestError'
+}
+
+export function enabledResources(reservationEnabled: boolean): AnyResource[] {
+  return resources.filter((resource) => resource.service === 'crm' || reservationEnabled)
+}
+
+function chosenResources(deps: RunDeps, names: readonly string[] | undefined): string[] {
+  if (!names) return enabledResources(deps.reservationEnabled).map((resource) => resource.name)
+  if (names.length === 0) throw new RunRequestError('no resources given')
+  for (const name of names) {
+    const resource = findResource(name)
+    if (!resource) throw new RunRequestError(`unknown resource ${name}`)
+    if (resource.service === 'reservation' && !deps.reservationEnabled) {
+      throw new RunRequestError(`${name} is off: RESERVATION_BASE_URL and RESERVATION_API_KEY are not set`)
+    }
+  }
+  return [...names]
+}
+
+/**
+ * Starts a run of the resources, or refuses with the run already sweeping one of them (with
+ * `whenBusy: 'skip'`, only when every one of them is being swept).
+ * Throws RunRequestError for a resource that is unknown or off.
+ */
+export async function startRun(deps: RunDeps, request: StartRunRequest): Promise<StartRunResult> {
+  const result = await createRun(
+    deps.db,
+    {
+      mode: request.mode,
+      resources: chosenResources(deps, request.resources),
+      requestedBy: request.requestedBy,
+      whenBusy: request.whenBusy,
+    },
+    deps.enqueue,
+    { staleAfterSeconds: deps.staleAfterSeconds },
+  )
+  return result.status === 'created' ? { status: 'started', runId: result.runId, busy: result.busy } : result
+}
+
+/** Sweep jobs through pg-boss, written with the caller's transaction. */
+export function sweepEnqueuer(boss: JobQueue): EnqueueSweep {
+  return async (trx, job) => {
+    const id = await boss.send(QUEUES.sweep.name, job, { db: jobConnection(trx as Kysely<unknown>) })
+    if (id === null) throw new Error(`the job queue refused the sweep of ${job.resource} in run ${job.runId}`)
+  }
+}

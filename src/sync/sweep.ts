@@ -1,0 +1,189 @@
+// One sweep: one resource in one run. Incremental: walk the newest pages down to the watermark, then
+// compare the upstream count with the live rows; when they differ, the walk goes on to the last page.
+// Full: walk every page. A walk that reached the last page (whatever the mode) is followed by
+// reconciliation of the rows it did not see. Afterwards the resource's state records the watermark
+// (this sweep's start minus the lookback), the time of the sweep and the remote count.
+//
+// Failures are recorded in the run, and the sweep ends `failed` (never `succeeded`): upstream errors
+// after their retries (rate limits included), records the sync cannot use, anything unexpected.
+// Only an interrupted job and a database that went away are thrown: a retry resumes from the
+// checkpoint. A sweep taken over by a retry of its job stops quietly.
+import { randomUUID } from 'node:crypto'
+import { UpstreamError } from '../api-client/index.ts'
+import { type AnyResource, hasUpdatedAt } from '../resources/index.ts'
+import { type ClaimedSweep, claimSweep, finishSweep, type SweepEnd, SweepLeaseLost } from '../store/runs.ts'
+import { countLiveRows, readResourceState, writeResourceState } from '../store/sync-state.ts'
+import { reconcileUnseen } from './reconcile.ts'
+import {
+  type Checkpoint,
+  openSweep,
+  parseCheckpoint,
+  type SweepContext,
+  type SweepDeps,
+  SweepInterrupted,
+} from './sweep-context.ts'
+import { walkPages } from './walk.ts'
+
+export interface SweepTask {
+  runId: number
+  resource: AnyResource
+  /** The job's signal: aborted on shutdown or when the job's claim was lost. */
+  signal: AbortSignal
+}
+
+export type SweepResult =
+  | { status: 'succeeded' }
+  | { status: 'failed'; error: string }
+  /** The sweep had finished (or does not exist): nothing to do. */
+  | { status: 'skipped' }
+  /** A retry of the job took the sweep over. */
+  | { status: 'superseded' }
+
+interface Walked {
+  /** Whether the index was read to its last page, so that unseen rows could be reconciled. */
+  complete: boolean
+  remoteCount: number | null
+}
+
+export async function sweepResource(deps: SweepDeps, task: SweepTask): Promise<SweepResult> {
+  const key = { runId: task.runId, resource: task.resource.name, lease: randomUUID() }
+  const claimed = await claimSweep(deps.db, key)
+  if (!claimed) return { status: 'skipped' }
+  let ctx: SweepContext | undefined
+  try {
+    ctx = openSweep(deps, { resource: task.resource, key, claimed, signal: task.signal })
+    ctx.logger.debug({ mode: claimed.mode, resumed: claimed.checkpoint !== null }, 'sweep started')
+    const walked = await sweepPhases(ctx, claimed)
+    const end: SweepEnd = ctx.rejected.length
+      ? { status: 'failed', error: rejectedSummary(ctx) }
+      : { status: 'succeeded' }
+    await finish(ctx, claimed, walked, end)
+    ctx.logger.info({ ...walked, status: end.status }, 'sweep finished')
+    return end.status === 'succeeded' ? { status: 'succeeded' } : { status: 'failed', error: end.error }
+  } catch (error) {
+    if (error instanceof SweepLeaseLost) return { status: 'superseded' }
+    if (error instanceof SweepInterrupted || isTransientDatabaseError(error)) throw error
+    const message = error instanceof Error ? error.message : String(error)
+    try {
+      await finishSweep(
+        deps.db,
+        key,
+        { status: 'failed', error: message },
+        { apiRequests: ctx?.unsavedRequests() },
+      )
+    } catch (recording) {
+      if (recording instanceof SweepLeaseLost) return { status: 'superseded' }
+      throw error // not even the failure could be written: let the job's retry try again
+    }
+    deps.logger.warn({ err: error, resource: key.resource, runId: key.runId }, 'sweep failed')
+    return { status: 'failed', error: message }
+  }
+}
+
+async function sweepPhases(ctx: SweepContext, claimed: ClaimedSweep): Promise<Walked> {
+  const checkpoint = parseCheckpoint(claimed.checkpoint) ?? (await firstCheckpoint(ctx, claimed))
+  const walked: Walked =
+    checkpoint.phase === 'walk' ? await walk(ctx, claimed, checkpoint) : { complete: true, remoteCount: null }
+  if (walked.complete) {
+    const from = checkpoint.phase === 'reconcile' ? checkpoint : { phase: 'reconcile' as const, afterId: 0 }
+    await reconcileUnseen(ctx, from, ctx.recordsFetched())
+  }
+  return walked
+}
+
+async function firstCheckpoint(ctx: SweepContext, claimed: ClaimedSweep): Promise<Checkpoint> {
+  // Users have no updated_at: they are always read whole, then reconciled.
+  if (claimed.mode === 'full' || !hasUpdatedAt(ctx.resource))
+    return { phase: 'walk', nextPage: 1, watermark: null }
+  const state = await readResourceState(ctx.db, ctx.resource.name)
+  return { phase: 'walk', nextPage: 1, watermark: state?.watermark?.toISOString() ?? null }
+}
+
+async function walk(
+  ctx: SweepContext,
+  claimed: ClaimedSweep,
+  from: Checkpoint & { phase: 'walk' },
+): Promise<Walked> {
+  // A full walk counts first: the count bounds the pages it may take.
+  let remoteCount = claimed.mode === 'full' && ctx.count ? await takeCount(ctx) : null
+  let result = await walkPages(ctx, from, remoteCount)
+  if (ctx.count && remoteCount === null) remoteCount = await takeCount(ctx)
+  if (result.end === 'stopped' && remoteCount !== null) {
+    const live = await countLiveRows(ctx.db, ctx.resource)
+    if (live !== remoteCount) {
+      ctx.logger.info(
+        { remoteCount, live },
+        'count differs from the live rows: walking every page and reconciling',
+      )
+      result = await walkPages(
+        ctx,
+        { phase: 'walk', nextPage: result.nextPage, watermark: null },
+        remoteCount,
+      )
+    }
+  }
+  if (result.end === 'end') await ctx.save(ctx.db, { checkpoint: { phase: 'reconcile', afterId: 0 } })
+  return { complete: result.end === 'end', remoteCount }
+}
+
+async function takeCount(ctx: SweepContext): Promise<number | null> {
+  if (!ctx.count) return null
+  const remoteCount = await ctx.count()
+  await ctx.save(ctx.db, { remoteCount })
+  return remoteCount
+}
+
+async function finish(ctx: SweepContext, claimed: ClaimedSweep, walked: Walked, end: SweepEnd) {
+  const { startedAt } = ctx
+  const counted =
+    walked.remoteCount === null
+      ? {}
+      : { last_remote_count: walked.remoteCount, last_remote_count_at: new Date() }
+  const synced =
+    end.status === 'succeeded'
+      ? {
+          watermark: hasUpdatedAt(ctx.resource)
+            ? new Date(startedAt.getTime() - ctx.settings.lookbackSeconds * 1000)
+            : null,
+          ...(claimed.mode === 'incremental' ? { last_incremental_sync_at: startedAt } : {}),
+          // Read to the end and reconciled: as good as a full sweep, whatever was asked for.
+          ...(walked.complete ? { last_full_sync_at: startedAt } : {}),
+        }
+      : {}
+  await ctx.db.transaction().execute(async (trx) => {
+    await finishSweep(trx, ctx.key, end, { apiRequests: ctx.unsavedRequests() })
+    if (Object.keys({ ...counted, ...synced }).length) {
+      await writeResourceState(trx, ctx.resource.name, { ...counted, ...synced })
+    }
+  })
+}
+
+function rejectedSummary(ctx: SweepContext): string {
+  const [first] = ctx.rejected
+  return `${ctx.rejected.length} record(s) the sync cannot use, e.g. ${first?.message}`
+}
+
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '40001',
+  '40P01',
+  '53300',
+])
+
+/** Lost connections, a server shutting down, serialization failures: a retry can succeed. */
+export function isTransientDatabaseError(error: unknown): boolean {
+  if (!(error instanceof Error) || error instanceof UpstreamError) return false
+  const code = (error as { code?: unknown }).code
+  if (
+    typeof code === 'string' &&
+    (TRANSIENT_CODES.has(code) || code.startsWith('08') || code.startsWith('57P'))
+  ) {
+    return true
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+    error.message,
+  )
+}

@@ -1,0 +1,247 @@
+// Runs: one unfinished sweep per resource (a second request is refused with the running run's id,
+// even when requests race), the run's status derived from its sweeps, abandoned sweeps, the job
+// payload checked on entry, and a run worked by pg-boss end to end.
+import { sql } from 'kysely'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { people } from '../../src/resources/index.ts'
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { abandonSweep, claimSweep, finishSweep, readRun, readRuns } from '../../src/store/runs.ts'
+import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
+import { QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
+import { enabledResources, RunRequestError, startRun, sweepEnqueuer } from '../../src/sync/runs.ts'
+import { useTestDatabase } from '../support/database.ts'
+import { logger, mirrorOf, sandboxConfig, startTestRun, sweepDeps, truthOf } from './support.ts'
+
+const database = useTestDatabase()
+let sandbox: Sandbox
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ seedSize: { people: 60 }, behaviour: { crmRateLimit: null } })
+})
+afterAll(async () => {
+  await sandbox?.stop()
+})
+
+/** Finishes every unfinished sweep, so that the next test starts with free resources. */
+async function settleAll() {
+  const open = await database.db
+    .selectFrom('sync.run_resources')
+    .select(['run_id', 'resource'])
+    .where('status', 'in', ['queued', 'running'])
+    .execute()
+  for (const sweep of open) await abandonSweep(database.db, sweep.run_id, sweep.resource, 'test over')
+}
+
+describe('starting runs', () => {
+  afterEach(settleAll)
+
+  it('refuses a second run of a resource with the id of the run sweeping it', async () => {
+    const { result: first, jobs } = await startTestRun(database.db, {
+      mode: 'incremental',
+      resources: ['crm.people', 'crm.tasks'],
+    })
+    expect(first.status).toBe('started')
+    expect(jobs.map((job) => job.resource)).toEqual(['crm.people', 'crm.tasks'])
+    const runId = first.status === 'started' ? first.runId : 0
+
+    const refused = await startTestRun(database.db, { mode: 'full', resources: ['crm.deals', 'crm.tasks'] })
+    expect(refused.result).toEqual({ status: 'conflict', runId, resource: 'crm.tasks' })
+    expect(refused.jobs).toEqual([])
+    // The refused run left nothing behind: deals are free.
+    const deals = await startTestRun(database.db, { mode: 'full', resources: ['crm.deals'] })
+    expect(deals.result.status).toBe('started')
+  })
+
+  it('leaves busy resources out of a run that skips them (as schedules do)', async () => {
+    const { result: full } = await startTestRun(database.db, { mode: 'full', resources: ['crm.people'] })
+    const fullId = full.status === 'started' ? full.runId : 0
+    const jobs: { resource: string }[] = []
+    const deps = {
+      db: database.db,
+      reservationEnabled: false,
+      enqueue: async (_: unknown, job: { resource: string }) => {
+        jobs.push(job)
+      },
+    }
+    const tick = {
+      mode: 'incremental',
+      resources: ['crm.people', 'crm.tasks'],
+      requestedBy: 'schedule',
+    } as const
+    const started = await startRun(deps, { ...tick, whenBusy: 'skip' })
+    expect(started).toMatchObject({ status: 'started', busy: [{ resource: 'crm.people', runId: fullId }] })
+    expect(jobs.map((job) => job.resource)).toEqual(['crm.tasks'])
+    // Nothing left to sweep: refused like any other request.
+    expect(await startRun(deps, { ...tick, whenBusy: 'skip' })).toEqual({
+      status: 'conflict',
+      runId: fullId,
+      resource: 'crm.people',
+    })
+  })
+
+  it('lets exactly one of racing requests win, across connections', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => startTestRun(database.db, { mode: 'full', resources: ['crm.people'] })),
+    )
+    const started = results.filter((race) => race.result.status === 'started')
+    expect(started).toHaveLength(1)
+    const winner = started[0]?.result.status === 'started' ? started[0].result.runId : 0
+    for (const race of results.filter((race) => race.result.status === 'conflict')) {
+      expect(race.result).toEqual({ status: 'conflict', runId: winner, resource: 'crm.people' })
+    }
+    expect(results.flatMap((race) => race.jobs)).toHaveLength(1)
+  })
+
+  it('takes every enabled resource by default and refuses unknown or switched-off ones', async () => {
+    expect(enabledResources(false).map((resource) => resource.name)).toEqual([
+      'crm.people',
+      'crm.companies',
+      'crm.deals',
+      'crm.projects',
+      'crm.tasks',
+      'crm.users',
+    ])
+    const jobs: { resource: string }[] = []
+    const deps = {
+      db: database.db,
+      reservationEnabled: false,
+      enqueue: async (_: unknown, job: { resource: string }) => {
+        jobs.push(job)
+      },
+    }
+    const started = await startRun(deps, { mode: 'full', requestedBy: 'test' })
+    expect(started.status).toBe('started')
+    expect(jobs).toHaveLength(6)
+    await expect(
+      startRun(deps, { mode: 'full', resources: ['crm.notes'], requestedBy: 'test' }),
+    ).rejects.toThrow(RunRequestError)
+    await expect(
+      startRun(deps, { mode: 'full', resources: ['reservations.contacts'], requestedBy: 'test' }),
+    ).rejects.toThrow(/RESERVATION_BASE_URL/)
+  })
+
+  it('abandons a sweep that has shown no progress for too long, then starts', async () => {
+    const { result: stale } = await startTestRun(database.db, { mode: 'full', resources: ['crm.projects'] })
+    const staleId = stale.status === 'started' ? stale.runId : 0
+    await sql`update sync.run_resources set progress_at = now() - interval '3 hours' where run_id = ${staleId}`.execute(
+      database.db,
+    )
+    const { result } = await startTestRun(database.db, { mode: 'full', resources: ['crm.projects'] })
+    expect(result.status).toBe('started')
+    const abandoned = await readRun(database.db, staleId)
+    expect(abandoned?.status).toBe('failed')
+    expect(abandoned?.error).toMatch(/^crm\.projects: abandoned: no progress for 7200 s/)
+  })
+})
+
+describe('run status', () => {
+  it('is queued, then running, then failed when any sweep failed, with its error', async () => {
+    const { result } = await startTestRun(database.db, {
+      mode: 'full',
+      resources: ['crm.people', 'crm.tasks'],
+    })
+    const runId = result.status === 'started' ? result.runId : 0
+    expect((await readRun(database.db, runId))?.status).toBe('queued')
+
+    const peopleKey = { runId, resource: 'crm.people', lease: 'a' }
+    const tasksKey = { runId, resource: 'crm.tasks', lease: 'b' }
+    expect(await claimSweep(database.db, peopleKey)).toMatchObject({
+      mode: 'full',
+      checkpoint: null,
+      records: 0,
+    })
+    const running = await readRun(database.db, runId)
+    expect(running).toMatchObject({ status: 'running', finished_at: null })
+    expect(running?.started_at).toBeInstanceOf(Date)
+    await claimSweep(database.db, tasksKey)
+    await finishSweep(database.db, peopleKey, { status: 'succeeded' })
+    expect((await readRun(database.db, runId))?.status).toBe('running')
+    await finishSweep(database.db, tasksKey, {
+      status: 'failed',
+      error: 'crm GET /api/tasks: rate limited (429)',
+    })
+
+    const run = await readRun(database.db, runId)
+    expect(run).toMatchObject({
+      status: 'failed',
+      error: 'crm.tasks: crm GET /api/tasks: rate limited (429)',
+    })
+    expect(run?.finished_at).toBeInstanceOf(Date)
+    expect(run?.resources.map((sweep) => [sweep.resource, sweep.status])).toEqual([
+      ['crm.people', 'succeeded'],
+      ['crm.tasks', 'failed'],
+    ])
+    expect((await readRuns(database.db, { limit: 1 }))[0]?.id).toBe(runId)
+    // A finished sweep is not claimed again (a late duplicate of its job does nothing).
+    expect(await claimSweep(database.db, { ...peopleKey, lease: 'c' })).toBeNull()
+  })
+
+  it('is succeeded only when every sweep succeeded; two finishing at once both count', async () => {
+    const names = ['crm.people', 'crm.companies', 'crm.deals', 'crm.projects']
+    const { result } = await startTestRun(database.db, { mode: 'incremental', resources: names })
+    const runId = result.status === 'started' ? result.runId : 0
+    const keys = names.map((resource, i) => ({ runId, resource, lease: `lease-${i}` }))
+    for (const key of keys) await claimSweep(database.db, key)
+    await Promise.all(keys.map((key) => finishSweep(database.db, key, { status: 'succeeded' })))
+    expect((await readRun(database.db, runId))?.status).toBe('succeeded')
+  })
+})
+
+describe('the sweep handler', () => {
+  it('drops an unreadable payload and fails the sweep of a resource it does not know', async () => {
+    const handler = createSweepHandler(sweepDeps(database.db, sandboxConfig(sandbox)))
+    const signal = new AbortController().signal
+    await handler([{ id: 'old-1', data: { run: 'x' }, signal }])
+    const { result } = await startTestRun(database.db, { mode: 'full', resources: ['crm.tasks'] })
+    const runId = result.status === 'started' ? result.runId : 0
+    await sql`update sync.run_resources set resource = 'crm.notes' where run_id = ${runId}`.execute(
+      database.db,
+    )
+    await handler([{ id: 'old-2', data: { runId, resource: 'crm.notes' }, signal }])
+    expect(await readRun(database.db, runId)).toMatchObject({
+      status: 'failed',
+      error: 'crm.notes: unknown resource crm.notes',
+    })
+  })
+
+  it('works a run enqueued through pg-boss in the transaction that created it', async () => {
+    const boss = await startJobQueue(database.url, logger)
+    try {
+      const deps = { db: database.db, reservationEnabled: true, enqueue: sweepEnqueuer(boss) }
+      const started = await startRun(deps, {
+        mode: 'incremental',
+        resources: ['crm.people'],
+        requestedBy: 'test',
+      })
+      const refused = await startRun(deps, { mode: 'full', resources: ['crm.people'], requestedBy: 'test' })
+      expect(refused.status).toBe('conflict')
+      const jobs = await sql<{ count: number }>`
+        select count(*)::int as count from pgboss.job where name = ${QUEUES.sweep.name}
+      `.execute(database.db)
+      expect(jobs.rows[0]?.count).toBe(1)
+
+      await boss.work(
+        QUEUES.sweep.name,
+        { pollingIntervalSeconds: 0.5 },
+        createSweepHandler(sweepDeps(database.db, sandboxConfig(sandbox))),
+      )
+      const runId = started.status === 'started' ? started.runId : 0
+      const deadline = Date.now() + 20_000
+      let run = await readRun(database.db, runId)
+      while (run?.finished_at === null && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        run = await readRun(database.db, runId)
+      }
+      expect(run?.status).toBe('succeeded')
+      const truth = truthOf(
+        sandbox.control.crm
+          .liveIds('people')
+          .map((id) => sandbox.control.crm.get('people', id) as { id: number }),
+        people,
+      )
+      expect(await mirrorOf(database.db, people)).toEqual(truth)
+    } finally {
+      await boss.stop({ graceful: false })
+    }
+  })
+})

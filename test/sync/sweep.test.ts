@@ -1,0 +1,393 @@
+// Sweeps of CRM resources against the sandbox and a real database: incremental from an empty mirror
+// and after changes, full sweeps with reconciliation (deletions found only through a 404, records
+// changed or deleted while the pages go by), failures recorded as failed, and a crash that resumes.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type UpstreamClients, UpstreamUnavailableError } from '../../src/api-client/index.ts'
+import { type AnyResource, findResource, people, tasks, users } from '../../src/resources/index.ts'
+import { type CrmCollection, type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { upsertRecords } from '../../src/store/records.ts'
+import { readRun } from '../../src/store/runs.ts'
+import { readResourceState } from '../../src/store/sync-state.ts'
+import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
+import { isTransientDatabaseError } from '../../src/sync/sweep.ts'
+import { SweepInterrupted } from '../../src/sync/sweep-context.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import {
+  deletedIds,
+  mirrorOf,
+  sandboxConfig,
+  startTestRun,
+  sweep,
+  sweepDeps,
+  truthOf,
+  virtualClock,
+} from './support.ts'
+
+let database: TestDatabase
+let sandbox: Sandbox
+
+beforeEach(async () => {
+  database = await createTestDatabase()
+  // 20 records a page, so that 200 people make 10 pages whatever perpage asks for.
+  sandbox = await startSandbox({
+    seedSize: { people: 200, companies: 30, deals: 30, projects: 20, tasks: 45 },
+    behaviour: { crmRateLimit: null, maxPerpage: 20 },
+  })
+})
+afterEach(async () => {
+  await sandbox.stop()
+  await dropTestDatabase(database)
+})
+
+const crmCollection = (resource: AnyResource) => resource.path as CrmCollection
+const truth = (resource: AnyResource) =>
+  truthOf(
+    sandbox.control.crm
+      .liveIds(crmCollection(resource))
+      .map((id) => sandbox.control.crm.get(crmCollection(resource), id) as { id: number }),
+    resource,
+  )
+
+/** Live people as the index lists them with `updated_at-desc`: newest first, ties by id. */
+function peopleNewestFirst(): number[] {
+  const records = sandbox.control.crm.liveIds('people').map((id) => {
+    const record = sandbox.control.crm.get('people', id) as { id: number; updated_at: string }
+    return { id, at: Date.parse(record.updated_at) }
+  })
+  return records.sort((a, b) => b.at - a.at || a.id - b.id).map((record) => record.id)
+}
+
+/** Clients that call `after(page)` once each people index page has been fetched, and count shows. */
+function tapped(after: (page: number) => void, shows: number[] = []) {
+  return (clients: UpstreamClients): UpstreamClients => ({
+    ...clients,
+    crm: {
+      ...clients.crm,
+      async index(resource, query) {
+        const page = await clients.crm.index(resource, query)
+        if (resource === people) after(page.page)
+        return page
+      },
+      async show(resource, id, options) {
+        shows.push(id)
+        return clients.crm.show(resource, id, options)
+      },
+    },
+  })
+}
+
+describe('incremental sweeps', () => {
+  it('make an empty mirror equal to the sandbox, every CRM resource', async () => {
+    const config = sandboxConfig(sandbox)
+    const names = ['crm.people', 'crm.companies', 'crm.deals', 'crm.projects', 'crm.tasks', 'crm.users']
+    const started = Date.now()
+    const runId = await sweep(sweepDeps(database.db, config), { mode: 'incremental', resources: names })
+    const elapsed = Date.now() - started
+
+    const run = await readRun(database.db, runId)
+    expect(run?.status).toBe('succeeded')
+    expect(run?.error).toBeNull()
+    for (const name of names.filter((name) => name !== 'crm.users')) {
+      const resource = findResource(name) as AnyResource
+      expect(await mirrorOf(database.db, resource), name).toEqual(truth(resource))
+    }
+    expect((await mirrorOf(database.db, users)).map((row) => row.id)).toHaveLength(5)
+
+    const swept = run?.resources.find((resource) => resource.resource === 'crm.people')
+    // 10 full pages, an empty 11th, and the count.
+    expect(swept).toMatchObject({ status: 'succeeded', records: 200, pages: 10, remote_count: 200 })
+    expect(swept?.api_requests).toBe(12)
+    const state = await readResourceState(database.db, 'crm.people')
+    const sweepStart = swept?.started_at as Date
+    expect(state?.watermark?.getTime()).toBe(sweepStart.getTime() - 5_000)
+    expect(state).toMatchObject({ last_remote_count: 200, last_incremental_sync_at: sweepStart })
+    // Read to the end and reconciled, so it counts as a full sync too.
+    expect(state?.last_full_sync_at).toEqual(sweepStart)
+    console.info(
+      `first incremental of 325 CRM records: ${elapsed} ms, ${sandbox.control.counters().crm.requests} requests`,
+    )
+  })
+
+  it('after changes, fetch only the pages down to the watermark', async () => {
+    const config = sandboxConfig(sandbox)
+    const deps = sweepDeps(database.db, config)
+    await sweep(deps, { mode: 'incremental', resources: ['crm.people', 'crm.tasks'] })
+
+    const [first, second, third] = sandbox.control.crm.liveIds('people')
+    sandbox.control.crm.update('people', first as number, { name: 'Changed' })
+    sandbox.control.crm.addTag('people', second as number, 'vip')
+    sandbox.control.crm.update('people', third as number, { first_name: 'Also' })
+    sandbox.control.crm.create('people', { name: 'Newcomer' })
+    const task = sandbox.control.crm.liveIds('tasks')[0] as number
+    sandbox.control.crm.update('tasks', task, { name: 'Call back' })
+    sandbox.control.resetCounters()
+
+    const runId = await sweep(deps, { mode: 'incremental', resources: ['crm.people', 'crm.tasks'] })
+    const run = await readRun(database.db, runId)
+    expect(run?.status).toBe('succeeded')
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+    expect(await mirrorOf(database.db, tasks)).toEqual(truth(tasks))
+    const swept = run?.resources.find((resource) => resource.resource === 'crm.people')
+    // Page 1 holds the 4 changes and older records, page 2 only older ones; then the count agrees.
+    expect(swept).toMatchObject({ pages: 2, records: 40, remote_count: 201, reconciled: 0 })
+    expect(swept?.api_requests).toBeLessThanOrEqual(3)
+    expect(sandbox.control.counters().crm.requests).toBeLessThanOrEqual(3 + 2)
+  })
+
+  it('walk on and reconcile when the count differs from the live rows', async () => {
+    const deps = sweepDeps(database.db, sandboxConfig(sandbox))
+    await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
+    const gone = peopleNewestFirst().slice(-3) // the oldest: no incremental page reaches them
+    for (const id of gone) sandbox.control.crm.destroy('people', id)
+
+    const runId = await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
+    const swept = (await readRun(database.db, runId))?.resources[0]
+    expect(swept).toMatchObject({
+      status: 'succeeded',
+      pages: 10,
+      remote_count: 197,
+      reconciled: 3,
+      tombstoned: 3,
+    })
+    expect(await deletedIds(database.db, people)).toEqual([...gone].sort((a, b) => a - b))
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+  })
+
+  it('walk every page when the index is not in updated_at order (never stop early on a guess)', async () => {
+    const config = sandboxConfig(sandbox)
+    await sweep(sweepDeps(database.db, config), { mode: 'incremental', resources: ['crm.people'] })
+    const oldest = peopleNewestFirst().at(-1) as number
+    sandbox.control.crm.update('people', oldest, { name: 'Zuletzt' })
+    // An upstream that ignores `order` (the sandbox answers name-asc, as the CRM does for an unknown one).
+    const unordered = sweepDeps(database.db, config, {
+      wrap: (clients) => ({
+        ...clients,
+        crm: {
+          ...clients.crm,
+          index: (resource, query) => clients.crm.index(resource, { ...query, order: undefined }),
+        },
+      }),
+    })
+    const runId = await sweep(unordered, { mode: 'incremental', resources: ['crm.people'] })
+    expect((await readRun(database.db, runId))?.resources[0]).toMatchObject({
+      status: 'succeeded',
+      pages: 10,
+    })
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+  })
+})
+
+describe('full sweeps', () => {
+  it('tombstone a record deleted upstream only after show answers 404, and keep one changed meanwhile', async () => {
+    const config = sandboxConfig(sandbox)
+    await sweep(sweepDeps(database.db, config), { mode: 'incremental', resources: ['crm.people'] })
+    const order = peopleNewestFirst()
+    const deleted = [order[30], order[120]] as number[]
+    for (const id of deleted) sandbox.control.crm.destroy('people', id)
+    // Changed while the sweep is at page 3: it jumps to page 1, which the walk has passed.
+    const moved = order[150] as number
+    const shows: number[] = []
+    const deps = sweepDeps(database.db, config, {
+      wrap: tapped((page) => {
+        if (page === 3) sandbox.control.crm.update('people', moved, { name: 'Moved' })
+      }, shows),
+    })
+
+    const runId = await sweep(deps, { mode: 'full', resources: ['crm.people'] })
+    const swept = (await readRun(database.db, runId))?.resources[0]
+    expect(swept).toMatchObject({ status: 'succeeded', tombstoned: 2 })
+    expect(shows.sort()).toEqual([...deleted, moved].sort())
+    expect(await deletedIds(database.db, people)).toEqual([...deleted].sort((a, b) => a - b))
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+    const state = await readResourceState(database.db, 'crm.people')
+    expect(state?.last_full_sync_at).toEqual(swept?.started_at)
+  })
+
+  it('neither lose nor keep for good a record deleted during the sweep', async () => {
+    const config = sandboxConfig(sandbox)
+    const deps = sweepDeps(database.db, config)
+    await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
+    const order = peopleNewestFirst()
+    const seenThenDeleted = order[10] as number // on page 1, deleted after page 3
+    const notYetReached = order[150] as number // on page 8
+    const shifted = order[60] as number // moves from page 4 to page 3 when order[10] goes
+    const during = sweepDeps(database.db, config, {
+      wrap: tapped((page) => {
+        if (page !== 3) return
+        sandbox.control.crm.destroy('people', seenThenDeleted)
+        sandbox.control.crm.destroy('people', notYetReached)
+      }),
+    })
+
+    await sweep(during, { mode: 'full', resources: ['crm.people'] })
+    expect(await deletedIds(database.db, people)).toEqual([notYetReached])
+    const live = (await mirrorOf(database.db, people)).map((row) => row.id)
+    expect(live).toContain(shifted)
+    // Seen before it went: nothing in this sweep can tell. The next incremental's count does.
+    expect(live).toContain(seenThenDeleted)
+
+    const runId = await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
+    expect((await readRun(database.db, runId))?.resources[0]).toMatchObject({
+      status: 'succeeded',
+      tombstoned: 1,
+    })
+    expect(await deletedIds(database.db, people)).toEqual(
+      [seenThenDeleted, notYetReached].sort((a, b) => a - b),
+    )
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+  })
+
+  it('tombstone users no complete sweep lists, without show (there is none)', async () => {
+    const fetchedAt = new Date(Date.now() - 60_000)
+    await upsertRecords(database.db, users, [{ id: 424242, name: 'Former' }], { source: 'fetch', fetchedAt })
+    const runId = await sweep(sweepDeps(database.db, sandboxConfig(sandbox)), {
+      mode: 'incremental',
+      resources: ['crm.users'],
+    })
+    expect((await readRun(database.db, runId))?.resources[0]).toMatchObject({
+      status: 'succeeded',
+      tombstoned: 1,
+    })
+    expect(await deletedIds(database.db, users)).toEqual([424242])
+    expect(await mirrorOf(database.db, users)).toHaveLength(5)
+  })
+})
+
+describe('failures', () => {
+  it('end a sweep that got only errors as failed, with the requests its retries spent', async () => {
+    const config = sandboxConfig(sandbox, { UPSTREAM_MAX_RETRIES: '2' })
+    const deps = sweepDeps(database.db, config, { clock: virtualClock() })
+    sandbox.control.setFaults({ crm: { errorRate: 1 } })
+
+    const runId = await sweep(deps, { mode: 'incremental', resources: ['crm.people', 'crm.tasks'] })
+    const run = await readRun(database.db, runId)
+    expect(run?.status).toBe('failed')
+    expect(run?.error).toMatch(/crm\.people: crm GET \/api\/people: server error 500/)
+    expect(run?.finished_at).not.toBeNull()
+    for (const swept of run?.resources ?? []) {
+      expect(swept).toMatchObject({ status: 'failed', pages: 0 })
+      expect(swept.api_requests).toBe(3) // the first page: one attempt and two retries
+    }
+    expect(await readResourceState(database.db, 'crm.people')).toBeUndefined()
+  })
+
+  it('end a sweep that ran out of retries on 429 as failed, never succeeded', async () => {
+    const config = sandboxConfig(sandbox, { UPSTREAM_MAX_RETRIES: '3' })
+    await sweep(sweepDeps(database.db, config), { mode: 'incremental', resources: ['crm.people'] })
+    const before = await readResourceState(database.db, 'crm.people')
+    // Throttled from the third request on: the walk has begun when the budget runs out.
+    let requests = 0
+    const deps = sweepDeps(database.db, config, {
+      clock: virtualClock(),
+      wrap: tapped(() => {
+        if (++requests === 2) sandbox.control.setFaults({ crm: { throttleRate: 1 } })
+      }),
+    })
+
+    const runId = await sweep(deps, { mode: 'full', resources: ['crm.people'] })
+    const run = await readRun(database.db, runId)
+    expect(run).toMatchObject({ status: 'failed' })
+    expect(run?.error).toMatch(/rate limited \(429\)/)
+    expect(run?.resources[0]).toMatchObject({ status: 'failed', pages: 2 })
+    // A failed sweep leaves the watermark where the last successful one put it.
+    expect(await readResourceState(database.db, 'crm.people')).toMatchObject({ watermark: before?.watermark })
+  })
+})
+
+describe('errors a retry can fix', () => {
+  it('are those of the database going away, never those of the upstream', () => {
+    const pgError = (code: string) => Object.assign(new Error('terminating connection'), { code })
+    expect(isTransientDatabaseError(pgError('57P01'))).toBe(true)
+    expect(isTransientDatabaseError(pgError('08006'))).toBe(true)
+    expect(isTransientDatabaseError(new Error('Connection terminated unexpectedly'))).toBe(true)
+    expect(isTransientDatabaseError(pgError('23505'))).toBe(false)
+    expect(isTransientDatabaseError(new TypeError('x is undefined'))).toBe(false)
+    const line = { service: 'crm' as const, method: 'GET', path: '/api/people', sentAt: new Date() }
+    const upstream = new UpstreamUnavailableError(line, 'network', 3, null, null, 'ECONNRESET')
+    expect(isTransientDatabaseError(Object.assign(upstream, { code: 'ECONNRESET' }))).toBe(false)
+  })
+})
+
+describe('a sweep interrupted mid-walk', () => {
+  it('resumes from its checkpoint on the retry of its job and converges', async () => {
+    const config = sandboxConfig(sandbox)
+    await sweep(sweepDeps(database.db, config), { mode: 'incremental', resources: ['crm.people'] })
+    const { result, jobs } = await startTestRun(database.db, { mode: 'full', resources: ['crm.people'] })
+    if (result.status !== 'started') throw new Error('not started')
+    const job = jobs[0]
+    const fetched: number[] = []
+    const crash = new AbortController()
+    const first = createSweepHandler(
+      sweepDeps(database.db, config, {
+        wrap: tapped((page) => {
+          fetched.push(page)
+          if (page === 4) crash.abort()
+        }),
+      }),
+    )
+    await expect(first([{ id: 'job-1', data: job, signal: crash.signal }])).rejects.toThrow(SweepInterrupted)
+    const halfway = (await readRun(database.db, result.runId))?.resources[0]
+    expect(halfway).toMatchObject({ status: 'running', pages: 4, records: 80 })
+    expect((await readRun(database.db, result.runId))?.status).toBe('running')
+
+    // While nobody sweeps: a person on a page not yet read goes, another changes.
+    const order = peopleNewestFirst()
+    sandbox.control.crm.destroy('people', order[170] as number)
+    sandbox.control.crm.update('people', order[190] as number, { name: 'Late change' })
+
+    fetched.length = 0
+    const retry = createSweepHandler(
+      sweepDeps(database.db, config, { wrap: tapped((page) => fetched.push(page)) }),
+    )
+    await retry([{ id: 'job-1', data: job, signal: new AbortController().signal }])
+    expect(fetched[0]).toBe(5)
+    const run = await readRun(database.db, result.runId)
+    expect(run?.status).toBe('succeeded')
+    expect(run?.resources[0]).toMatchObject({ status: 'succeeded', tombstoned: 1 })
+    expect(await deletedIds(database.db, people)).toEqual([order[170]])
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+  })
+
+  it('is taken over by a retry: the attempt it replaced stops writing', async () => {
+    const config = sandboxConfig(sandbox)
+    const { result, jobs } = await startTestRun(database.db, { mode: 'full', resources: ['crm.people'] })
+    if (result.status !== 'started') throw new Error('not started')
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let reachedPage2: () => void = () => {}
+    const atPage2 = new Promise<void>((resolve) => {
+      reachedPage2 = resolve
+    })
+    const stalled = createSweepHandler(
+      sweepDeps(database.db, config, {
+        wrap: (clients) => ({
+          ...clients,
+          crm: {
+            ...clients.crm,
+            async index(resource, query) {
+              const page = await clients.crm.index(resource, query)
+              if (page.page === 2) {
+                reachedPage2()
+                await held // a worker that stopped answering, its job given to another
+              }
+              return page
+            },
+          },
+        }),
+      }),
+    )
+    const job = { id: 'job-1', data: jobs[0], signal: new AbortController().signal }
+    const first = stalled([job])
+    await atPage2
+    await createSweepHandler(sweepDeps(database.db, config))([job])
+    const finished = await readRun(database.db, result.runId)
+    expect(finished?.status).toBe('succeeded')
+    release()
+    await first // returns quietly: superseded
+    const after = await readRun(database.db, result.runId)
+    expect(after?.resources[0]).toEqual(finished?.resources[0])
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+  })
+})
