@@ -1,5 +1,15 @@
-// Structured logs (pino JSON; pretty when a person watches a terminal). Secrets are redacted by key
-// wherever they appear in a logged object.
+// Structured logs (pino JSON; pretty when a person watches a terminal).
+//
+// Secrets are kept out in three layers: fields named like secrets are redacted wherever they appear;
+// every finished line is scrubbed of the configured secrets (raw, URL-encoded or JSON-escaped, so
+// also inside URLs, messages and stack traces); and of the places secrets travel in URLs whatever
+// their value (the webhook secret's path segment, `apikey=` and the like in a query, a bearer token),
+// which also covers a secret that is no longer configured (an old hook's target).
+//
+// A job's lines carry its job id, resource and record id: the worker opens a log context
+// (`withLogContext`) and every line written inside it, by any logger, API client or store included,
+// gets those fields.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import pino from 'pino'
 
 export type Logger = pino.Logger
@@ -27,17 +37,90 @@ export const REDACT_PATHS = [
   '*.headers["x-apikey"]',
 ]
 
+export const MASK = '***'
+
+// Shorter secrets are only redacted by field name: masking them in free text would also hit
+// ordinary words and numbers, and could break the JSON of the line.
+const MIN_SCRUBBED_LENGTH = 8
+
+const URL_SECRETS: [RegExp, string][] = [
+  [/(\/webhooks\/crm\/)[^/\s"\\?#]+/gi, `$1${MASK}`],
+  [/([?&](?:api_?key|token|secret|password|access_token)=)[^&\s"\\#]+/gi, `$1${MASK}`],
+  [/(bearer\s+)[^\s"\\]+/gi, `$1${MASK}`],
+]
+
+/** The forms a secret takes in a serialized log line: raw, URL-encoded, form-encoded, JSON-escaped. */
+function secretForms(secret: string): string[] {
+  const raw = [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)]
+  return raw.flatMap((form) => [form, JSON.stringify(form).slice(1, -1)])
+}
+
+/** Replaces the secrets and the secret parts of URLs in a serialized log line by `***`. */
+export function secretScrubber(secrets: readonly (string | null | undefined)[]): (line: string) => string {
+  const forms = [
+    ...new Set(
+      secrets
+        .filter((secret): secret is string => typeof secret === 'string')
+        .filter((secret) => secret.length >= MIN_SCRUBBED_LENGTH)
+        .flatMap(secretForms),
+    ),
+  ].sort((a, b) => b.length - a.length) // a secret containing another is replaced first
+  return (line) => {
+    let scrubbed = line
+    for (const form of forms) scrubbed = scrubbed.replaceAll(form, MASK)
+    for (const [pattern, replacement] of URL_SECRETS) scrubbed = scrubbed.replace(pattern, replacement)
+    return scrubbed
+  }
+}
+
+/** The secrets of a configuration, for `createLogger({ secrets })`. */
+export function configSecrets(config: {
+  crm: { apiKey: string }
+  reservation: { apiKey: string } | null
+  webhookSecret: string | null
+  adminToken: string | null
+  databaseUrl: string | null
+}): string[] {
+  const secrets = [config.crm.apiKey, config.reservation?.apiKey, config.webhookSecret, config.adminToken]
+  if (config.databaseUrl && URL.canParse(config.databaseUrl)) {
+    const { password } = new URL(config.databaseUrl)
+    secrets.push(password, password && decodeURIComponent(password))
+  }
+  return secrets.filter((secret): secret is string => Boolean(secret))
+}
+
+export type LogFields = Record<string, string | number | null | undefined>
+
+const logContext = new AsyncLocalStorage<LogFields>()
+
+/** Runs `work` with fields added to every log line written inside it (nested contexts add up). */
+export function withLogContext<T>(fields: LogFields, work: () => T): T {
+  return logContext.run({ ...logContext.getStore(), ...fields }, work)
+}
+
+// Fields the line's logger already binds (a child logger's) are left out, so that no key is doubled.
+function contextFields(_object: object, _level: number, logger: Logger): LogFields {
+  const fields = logContext.getStore()
+  if (!fields) return {}
+  const bound = logger.bindings()
+  return Object.fromEntries(Object.entries(fields).filter(([key]) => !(key in bound)))
+}
+
 export interface LoggerOptions {
   level?: string
   pretty?: boolean
   destination?: pino.DestinationStream
+  /** Values scrubbed from every line (see `configSecrets`). */
+  secrets?: readonly (string | null | undefined)[]
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const base = {
+  const base: pino.LoggerOptions = {
     level: options.level ?? 'info',
     base: { service: 'crm-sync' },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    mixin: contextFields,
+    hooks: { streamWrite: secretScrubber(options.secrets ?? []) },
   }
   if (options.destination) return pino(base, options.destination)
   if (options.pretty ?? process.stdout.isTTY) {

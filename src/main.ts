@@ -1,5 +1,5 @@
 // Composition root of `crm-sync start` (and `npm start`): configuration, database, migrations, job
-// queue, HTTP with the receiver, hook registration; later the workers and schedules. Everything is
+// queue, HTTP (receiver, admin API, metrics), hook registration, workers and schedules. Everything is
 // built here once and passed down.
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
@@ -7,12 +7,18 @@ import type { Hono } from 'hono'
 import { createUpstreamClients, createUpstreamMetrics } from './api-client/index.ts'
 import type { Config } from './config/index.ts'
 import { openDatabase } from './database-runtime.ts'
+import { createAdminApi } from './http/admin.ts'
 import { createHttpApp } from './http/app.ts'
+import { createMetricsRoute } from './http/metrics.ts'
 import type { Logger } from './log.ts'
+import { createMetrics } from './metrics/index.ts'
 import { createReceiver } from './receiver/app.ts'
+import type { Counters } from './receiver/counters.ts'
 import { type HookKeeper, type HookStatus, keepHooksRegistered } from './receiver/hook-keeper.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
 import { deliveryEnqueuer, type JobQueue, startJobQueue } from './sync/job-queue.ts'
+import { sweepEnqueuer } from './sync/runs.ts'
+import { collectStatus } from './sync/status.ts'
 import { startWorkers, type Workers } from './sync/workers.ts'
 
 export interface Running {
@@ -37,8 +43,17 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
     logger.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date')
     const queue = await startJobQueue(database.url, logger)
     jobs = queue
-    const metrics = createUpstreamMetrics()
-    const clients = createUpstreamClients(config, { db: database.db, logger, metrics })
+    const upstreamMetrics = createUpstreamMetrics()
+    const clients = createUpstreamClients(config, { db: database.db, logger, metrics: upstreamMetrics })
+    const receiverCounters: Counters = new Map()
+    const metrics = createMetrics({
+      db: database.db,
+      boss: queue,
+      config,
+      logger,
+      receiverCounters,
+      upstream: upstreamMetrics,
+    })
 
     const receiver = config.webhookSecret
       ? createReceiver({
@@ -46,10 +61,25 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
           enqueue: deliveryEnqueuer(queue),
           secret: config.webhookSecret,
           logger,
-          counters: new Map(),
+          counters: receiverCounters,
         })
       : null
     if (!receiver) logger.warn('WEBHOOK_SECRET is not set: the webhook receiver is off')
+
+    const admin = config.adminToken
+      ? createAdminApi({
+          token: config.adminToken,
+          db: database.db,
+          runs: {
+            db: database.db,
+            enqueue: sweepEnqueuer(queue),
+            reservationEnabled: config.reservation !== null,
+          },
+          status: () => collectStatus({ db: database.db, boss: queue, config }),
+          logger,
+        })
+      : null
+    if (!admin) logger.info('ADMIN_TOKEN is not set: the admin API is off')
 
     if (config.publicUrl && config.webhookSecret) {
       hooks = keepHooksRegistered(
@@ -70,9 +100,17 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
         },
       },
       reports: { hooks: hookStatus },
-      routes: receiver ? [receiver] : [],
+      routes: [receiver, admin, createMetricsRoute(metrics)].filter((route) => route !== null),
     })
-    workers = await startWorkers({ db: database.db, boss: queue, clients, config, logger, metrics })
+    workers = await startWorkers({
+      db: database.db,
+      boss: queue,
+      clients,
+      config,
+      logger,
+      metrics: upstreamMetrics,
+      observer: metrics,
+    })
     const server = await listen(app, config.port)
     const address = server.address()
     const port = typeof address === 'object' && address ? address.port : config.port

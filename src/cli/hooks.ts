@@ -1,33 +1,42 @@
 // `crm-sync hooks register|list|remove`.
-import { createUpstreamClients, createUpstreamMetrics } from '../api-client/index.ts'
+import { type CrmClient, createUpstreamClients, createUpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
-import { openDatabase } from '../database-runtime.ts'
 import type { Logger } from '../log.ts'
 import { isOwnHook, maskTarget, registerHooks, removeHooks } from '../receiver/registration.ts'
 import { migrateToLatest } from '../store/migrate.ts'
+import { type Command, EXIT, UsageError } from './command.ts'
+import { openCommandDatabase } from './database.ts'
+import { formatTable } from './table.ts'
 
-export const HOOKS_USAGE = `Usage: crm-sync hooks <register|list|remove> [--json]
+const ACTIONS = ['register', 'list', 'remove']
+
+export const hooksCommand: Command = {
+  name: 'hooks',
+  summary: 'register, list or remove the CRM webhooks crm-sync needs',
+  usage: `Usage: crm-sync hooks <register|list|remove> [--json]
 
   register  create the 12 hooks crm-sync needs under PUBLIC_URL, replace its outdated ones
   list      show every hook of the CRM account: model, event, object type, target, failures
-  remove    delete crm-sync's own hooks (hooks of other tools stay)`
+  remove    delete crm-sync's own hooks (hooks of other tools stay)
 
-export async function hooksCommand(
-  config: Config,
-  logger: Logger,
-  args: string[],
-  json: boolean,
-): Promise<number> {
-  const [action] = args
-  if (!action || !['register', 'list', 'remove'].includes(action)) {
-    console.error(HOOKS_USAGE)
-    return 2
+Options:
+  --json      machine-readable output
+  -h, --help  show this help`,
+  options: {},
+  json: true,
+  run: ({ config, logger, positionals, json }) => hooks(config, logger, positionals, json),
+}
+
+async function hooks(config: Config, logger: Logger, args: string[], json: boolean): Promise<number> {
+  const [action, ...extra] = args
+  if (!action || !ACTIONS.includes(action) || extra.length > 0) {
+    throw new UsageError(action ? `unknown action "${[action, ...extra].join(' ')}"` : 'which action?')
   }
   if (action === 'register' && (!config.publicUrl || !config.webhookSecret)) {
     console.error('crm-sync: hooks register needs PUBLIC_URL and WEBHOOK_SECRET')
-    return 2
+    return EXIT.usage
   }
-  const database = await openDatabase(config, logger)
+  const database = await openCommandDatabase(config, logger)
   try {
     await migrateToLatest(database.db) // the shared request budget lives in the database
     const { crm } = createUpstreamClients(config, {
@@ -56,22 +65,54 @@ export async function hooksCommand(
       const removed = await removeHooks(database.db, crm)
       console.log(json ? JSON.stringify({ removed: removed.length }) : `hooks: ${removed.length} removed`)
     } else {
-      const hooks = (await crm.listHooks()).map((hook) => ({
-        id: hook.id,
-        owner: isOwnHook(hook) ? 'crm-sync' : 'other',
-        model: hook.model,
-        event: hook.event,
-        object_type: hook.object_type,
-        target_url: maskTarget(hook.target_url),
-        failed: hook.failed ?? 0,
-        failed_at: hook.failed_at ?? null,
-      }))
+      const hooks = await describeHooks(crm)
       if (json) console.log(JSON.stringify(hooks))
       else if (hooks.length === 0) console.log('no hooks')
-      else console.table(hooks)
+      else console.log(hooksTable(hooks))
     }
-    return 0
+    return EXIT.ok
   } finally {
     await database.close()
   }
+}
+
+/** Every hook of the CRM account, crm-sync's and other tools', with the secret in targets masked. */
+export async function describeHooks(crm: CrmClient) {
+  return (await crm.listHooks()).map((hook) => ({
+    id: hook.id,
+    owner: isOwnHook(hook) ? ('crm-sync' as const) : ('other' as const),
+    model: hook.model,
+    event: hook.event,
+    object_type: hook.object_type,
+    target_url: maskTarget(hook.target_url),
+    failed: hook.failed ?? 0,
+    failed_at: hook.failed_at ?? null,
+  }))
+}
+
+export type HookRow = Awaited<ReturnType<typeof describeHooks>>[number]
+
+export function hooksTable(hooks: HookRow[]): string {
+  return formatTable(
+    [
+      { header: 'id', align: 'right' },
+      { header: 'owner' },
+      { header: 'model' },
+      { header: 'event' },
+      { header: 'object type' },
+      { header: 'failed', align: 'right' },
+      { header: 'last failure' },
+      { header: 'target' },
+    ],
+    hooks.map((hook) => [
+      String(hook.id),
+      hook.owner,
+      String(hook.model ?? ''),
+      String(hook.event ?? ''),
+      String(hook.object_type ?? ''),
+      String(hook.failed),
+      hook.failed_at ? String(hook.failed_at) : '-',
+      hook.target_url,
+    ]),
+  )
 }

@@ -1,90 +1,93 @@
-// The `crm-sync` command line. Exit codes: 0 done, 1 failed, 2 invalid configuration or usage.
+// The `crm-sync` command line: finds the command, parses its options, then the configuration (once),
+// and runs it. Exit codes: 0 done, 1 failed, 2 invalid configuration or usage, 130 interrupted.
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from '../config/index.ts'
-import { openDatabase } from '../database-runtime.ts'
-import { createLogger, type Logger } from '../log.ts'
-import { migrateToLatest } from '../store/migrate.ts'
-import { HOOKS_USAGE, hooksCommand } from './hooks.ts'
+import { configSecrets, createLogger, type Logger } from '../log.ts'
+import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
+import { hooksCommand } from './hooks.ts'
+import { migrateCommand } from './migrate.ts'
+import { resyncCommand } from './resync.ts'
+import { startCommand } from './start.ts'
+import { statusCommand } from './status.ts'
 
-const SHUTDOWN_TIMEOUT_MS = 30_000
+const commands: Command[] = [startCommand, migrateCommand, hooksCommand, resyncCommand, statusCommand]
+
+const SANDBOX_SUMMARY = 'serve a simulated CRM and reservation service on loopback'
 
 const USAGE = `Usage: crm-sync <command> [options]
 
 Commands:
-  start      run migrations, serve HTTP (health, readiness) until SIGTERM or SIGINT
-  migrate    apply pending database migrations and exit
-  hooks      register, list or remove the CRM webhooks crm-sync needs (crm-sync hooks --help)
-  sandbox    serve a simulated CRM and reservation service on loopback (crm-sync sandbox --help)
+${[...commands.map((c) => [c.name, c.summary]), ['sandbox', SANDBOX_SUMMARY]]
+  .map(([name, summary]) => `  ${name?.padEnd(9)}  ${summary}`)
+  .join('\n')}
 
-Options:
-  --json      machine-readable output (hooks)
-  -h, --help  show this help
+Every command takes --help. status, resync and hooks take --json for scripts; --verbose shows the
+logs of one-shot commands at LOG_LEVEL (otherwise only warnings and errors, on stderr).
 
 Configuration comes from the environment and a .env file in the working directory (see README.md).`
 
-type Command = (config: Config, logger: Logger, args: string[], json: boolean) => Promise<number>
+const COMMON_OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  verbose: { type: 'boolean' },
+} as const
 
-async function startCommand(config: Config, logger: Logger): Promise<number> {
-  const { start } = await import('../main.ts')
-  const running = await start(config, logger)
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'))
-    process.once('SIGINT', () => resolve('SIGINT'))
-  })
-  logger.info({ signal }, 'shutting down')
-  const timeout = new Promise<'timeout'>((resolve) =>
-    setTimeout(resolve, SHUTDOWN_TIMEOUT_MS, 'timeout').unref(),
-  )
-  const outcome = await Promise.race([running.stop().then(() => 'stopped' as const), timeout])
-  if (outcome === 'timeout') {
-    logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'shutdown did not finish in time')
-    return 1
-  }
-  return 0
-}
-
-async function migrateCommand(config: Config, logger: Logger): Promise<number> {
-  const database = await openDatabase(config, logger)
+function parseCommandLine(command: Command, args: string[]) {
   try {
-    const applied = await migrateToLatest(database.db)
-    logger.info({ applied }, applied.length ? `applied ${applied.length} migration(s)` : 'schema up to date')
-    return 0
-  } finally {
-    await database.close()
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        ...COMMON_OPTIONS,
+        ...(command.json ? { json: { type: 'boolean' } } : {}),
+        ...command.options,
+      },
+    })
+  } catch (error) {
+    throw new UsageError((error as Error).message)
   }
 }
 
-const commands: Record<string, Command> = {
-  start: startCommand,
-  migrate: migrateCommand,
-  hooks: hooksCommand,
+/** One-shot commands keep stdout for their output: their logs go to stderr, warnings and worse. */
+function commandLogger(command: Command, config: Config, verbose: boolean): Logger {
+  const secrets = configSecrets(config)
+  if (command.service) return createLogger({ level: config.logLevel, secrets })
+  const chatty = ['info', 'debug', 'trace'].includes(config.logLevel)
+  const level = chatty && !verbose ? 'warn' : config.logLevel
+  return createLogger({ level, destination: process.stderr, secrets })
+}
+
+function usageFailure(message: string, usage: string): number {
+  console.error(`crm-sync: ${message}\n\n${usage}`)
+  return EXIT.usage
 }
 
 export async function run(argv: string[]): Promise<number> {
+  const index = argv.findIndex((arg) => !arg.startsWith('-'))
+  const name = index === -1 ? undefined : argv[index]
   // The sandbox plays the upstream services, needs no configuration of crm-sync's own, and has its own options.
-  if (argv[0] === 'sandbox') {
+  if (name === 'sandbox') {
     const { runSandboxCommand } = await import('../sandbox/index.ts')
-    return runSandboxCommand(argv.slice(1))
+    return runSandboxCommand(argv.slice(index + 1))
   }
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: false,
-    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } },
-  })
-  const [name] = positionals
-  if (values.help && name === 'hooks') {
-    console.log(HOOKS_USAGE)
-    return 0
+  if (name === undefined) {
+    const asked = argv.includes('--help') || argv.includes('-h')
+    if (asked) console.log(USAGE)
+    else console.error(USAGE)
+    return asked ? EXIT.ok : EXIT.usage
   }
-  if (values.help || !name) {
-    console.log(USAGE)
-    return name || values.help ? 0 : 2
+  const command = commands.find((candidate) => candidate.name === name)
+  if (!command) return usageFailure(`unknown command "${name}"`, USAGE)
+
+  let parsed: ReturnType<typeof parseCommandLine>
+  try {
+    parsed = parseCommandLine(command, [...argv.slice(0, index), ...argv.slice(index + 1)])
+  } catch (error) {
+    return usageFailure((error as Error).message, command.usage)
   }
-  const command = commands[name]
-  if (!command) {
-    console.error(`crm-sync: unknown command "${name}"\n\n${USAGE}`)
-    return 2
+  if (parsed.values.help) {
+    console.log(command.usage)
+    return EXIT.ok
   }
 
   let config: Config
@@ -93,16 +96,29 @@ export async function run(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`crm-sync: ${error.message}`)
-      return 2
+      return EXIT.usage
     }
     throw error
   }
-  const logger = createLogger({ level: config.logLevel })
+  const logger = commandLogger(command, config, parsed.values.verbose === true)
+  const context: CommandContext = {
+    config,
+    logger,
+    positionals: parsed.positionals,
+    values: parsed.values,
+    json: parsed.values.json === true,
+  }
   try {
-    return await command(config, logger, positionals.slice(1), values.json === true)
+    return await command.run(context)
   } catch (error) {
-    logger.error({ err: error }, `${name} failed: ${error instanceof Error ? error.message : String(error)}`)
-    return 1
+    if (error instanceof UsageError) return usageFailure(error.message, command.usage)
+    const message = error instanceof Error ? error.message : String(error)
+    if (command.service) logger.error({ err: error }, `${name} failed: ${message}`)
+    else {
+      logger.debug({ err: error }, `${name} failed`)
+      console.error(`crm-sync ${name}: failed: ${message}`)
+    }
+    return EXIT.failed
   } finally {
     logger.flush()
   }

@@ -1,4 +1,4 @@
-// The HTTP surface: health and readiness now; the receiver, admin API and metrics mount here later.
+// The HTTP surface: health and readiness; the receiver, the admin API and /metrics are mounted here.
 import { Hono } from 'hono'
 import { sql } from 'kysely'
 import type { Db } from '../store/database.ts'
@@ -12,7 +12,7 @@ export interface HttpDependencies {
   readiness?: Record<string, () => Promise<void>>
   /** States reported by /readyz that do not decide readiness (e.g. whether hooks are registered). */
   reports?: Record<string, () => unknown>
-  /** Sub-applications mounted at the root (the webhook receiver, later the admin API). */
+  /** Sub-applications mounted at the root (the webhook receiver, the admin API, /metrics). */
   routes?: Hono[]
 }
 

@@ -47,7 +47,7 @@ export const QUEUES = {
     retryDelay: 5,
     retryBackoff: true,
     retryDelayMax: 120,
-    heartbeatSeconds: 30,
+    heartbeatSeconds: 10,
     expireInSeconds: 6 * 3600,
     deadLetter: DEAD_LETTER_QUEUE,
   },
@@ -69,6 +69,10 @@ export async function startJobQueue(connectionString: string, logger: Logger): P
     max: 6,
     application_name: 'crm-sync:jobs',
     useListenNotify: true,
+    // A sweep whose process died is noticed by its missed heartbeats; supervising every 10 s
+    // (not pg-boss's 60 s) lets a replica or a restart resume it within half a minute.
+    superviseIntervalSeconds: 10,
+    monitorIntervalSeconds: 10,
   })
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'))
   await boss.start()
@@ -113,6 +117,11 @@ export async function enqueueRefresh(
 export interface RefreshJob {
   resource: string
   id: number
+  /**
+   * When the delivery that asked for the refresh arrived (ISO), for the freshness metric. A refresh
+   * that absorbs later deliveries keeps the first one's: the longest wait. Absent from older jobs.
+   */
+  receivedAt?: string
 }
 
 /** The receiver's way to add a delivery job in its own transaction. */

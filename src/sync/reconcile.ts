@@ -53,11 +53,14 @@ async function settleByShow(ctx: SweepContext, ids: number[], checkpoint: Reconc
       ctx.rejected.push(error)
     }
   }
-  await ctx.db.transaction().execute(async (trx) => {
+  const tombstoned = await ctx.db.transaction().execute(async (trx) => {
     if (foundAt) await upsertRecords(trx, ctx.resource, found, { source: 'fetch', fetchedAt: foundAt })
     const tombstoned = goneAt ? await tombstone(trx, ctx.resource, gone, goneAt) : []
     await ctx.save(trx, { reconciled: ids.length, tombstoned: tombstoned.length, checkpoint })
+    return tombstoned.length
   })
+  ctx.applied('fetch', found.length)
+  ctx.applied('tombstone', tombstoned)
 }
 
 async function settleByAbsence(
@@ -70,8 +73,10 @@ async function settleByAbsence(
   if (seenRecords === 0) {
     throw new Error(`the index listed no ${ctx.resource.path}; refusing to tombstone every mirrored one`)
   }
-  await ctx.db.transaction().execute(async (trx) => {
+  const tombstoned = await ctx.db.transaction().execute(async (trx) => {
     const tombstoned = await tombstone(trx, ctx.resource, ids, new Date())
     await ctx.save(trx, { tombstoned: tombstoned.length, checkpoint })
+    return tombstoned.length
   })
+  ctx.applied('tombstone', tombstoned)
 }

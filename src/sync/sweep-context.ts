@@ -18,6 +18,7 @@ import type { AnyResource } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
 import { type ClaimedSweep, type SweepKey, type SweepProgress, saveSweepProgress } from '../store/runs.ts'
 import type { Database } from '../store/schema.ts'
+import type { SyncObserver } from './observer.ts'
 
 export interface SweepSettings {
   /** Seconds subtracted from a successful sweep's start to make the next incremental's watermark. */
@@ -37,16 +38,19 @@ export interface SweepDeps {
    */
   openClients(spent: UpstreamMetrics): UpstreamClients
   settings: SweepSettings
+  /** Told about records written and runs ended (for /metrics). */
+  observer?: SyncObserver
 }
 
 /** The deps of the sweep handler from the configuration; `metrics` is the process's (for /metrics). */
 export function sweepDepsFrom(
   config: Config,
-  deps: { db: Db; logger: Logger; metrics: UpstreamMetrics },
+  deps: { db: Db; logger: Logger; metrics: UpstreamMetrics; observer?: SyncObserver },
 ): SweepDeps {
   return {
     db: deps.db,
     logger: deps.logger,
+    observer: deps.observer,
     openClients: (spent) =>
       createUpstreamClients(config, {
         db: deps.db,
@@ -124,6 +128,8 @@ export interface SweepContext {
   recordsFetched(): number
   /** Throws SweepInterrupted once the job's signal is aborted. */
   checkAbort(): void
+  /** Reports records written (after their transaction committed). */
+  applied(source: 'fetch' | 'tombstone', count: number): void
 }
 
 export function openSweep(
@@ -158,6 +164,9 @@ export function openSweep(
     recordsFetched: () => records,
     checkAbort() {
       if (signal.aborted) throw new SweepInterrupted(`${resource.name}: the job was aborted`)
+    },
+    applied(source, count) {
+      if (count > 0) deps.observer?.recordsApplied?.(resource.name, source, count)
     },
   }
 }

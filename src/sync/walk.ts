@@ -67,4 +67,5 @@ async function applyPage(ctx: SweepContext, page: RecordPage, checkpoint: WalkCh
     await upsertRecords(trx, ctx.resource, page.records, { source: 'fetch', fetchedAt: page.fetchedAt })
     await ctx.save(trx, { records: page.records.length, pages: 1, checkpoint })
   })
+  ctx.applied('fetch', page.records.length)
 }

@@ -2,13 +2,14 @@
 // that start incremental and full runs. Everything they need is passed in by the composition root.
 import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
-import type { Logger } from '../log.ts'
+import { type Logger, withLogContext } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { createDeadLetterHandler } from './handlers/dead-letter.ts'
 import { createDeliveryHandler, type DeliveryHandlerDeps } from './handlers/delivery.ts'
 import { createRefreshHandler, type RefreshHandlerDeps } from './handlers/refresh.ts'
 import { createSweepHandler } from './handlers/sweep.ts'
 import { type JobQueue, QUEUES } from './job-queue.ts'
+import type { SyncObserver } from './observer.ts'
 import { sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
 import { sweepDepsFrom } from './sweep-context.ts'
@@ -20,6 +21,8 @@ export interface WorkerDeps {
   config: Config
   logger: Logger
   metrics: UpstreamMetrics
+  /** Told about jobs handled, records applied and runs ended (the /metrics counters). */
+  observer?: SyncObserver
   onDeliveryApplied?: DeliveryHandlerDeps['onApplied']
   onRefreshApplied?: RefreshHandlerDeps['onApplied']
 }
@@ -32,42 +35,77 @@ export interface Workers {
   stop(): void
 }
 
+/**
+ * The handler of a queue, with the queue's name on every line its jobs log, reporting each batch's
+ * jobs as completed, or as failed when it throws (pg-boss retries them).
+ */
+function instrumented<J>(kind: string, handler: (jobs: J[]) => Promise<void>, observer?: SyncObserver) {
+  return (jobs: J[]): Promise<void> =>
+    withLogContext({ queue: kind }, async () => {
+      try {
+        await handler(jobs)
+      } catch (error) {
+        observer?.jobsDone?.(kind, 'failed', jobs.length)
+        throw error
+      }
+      observer?.jobsDone?.(kind, 'completed', jobs.length)
+    })
+}
+
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
-  const { db, boss, clients, config, logger, metrics } = deps
+  const { db, boss, clients, config, logger, metrics, observer } = deps
+  const applied = observer?.recordsApplied?.bind(observer)
   await boss.work(
     QUEUES.delivery.name,
     { localConcurrency: 4, batchSize: 20, burstWhenBatchFull: true, ...polling },
-    createDeliveryHandler({
-      db,
-      boss,
-      logger: logger.child({ queue: QUEUES.delivery.name }),
-      refreshCoalesceSeconds: deps.config.refreshCoalesceSeconds,
-      onApplied: deps.onDeliveryApplied,
-    }),
+    instrumented(
+      QUEUES.delivery.name,
+      createDeliveryHandler({
+        db,
+        boss,
+        logger: logger.child({ queue: QUEUES.delivery.name }),
+        refreshCoalesceSeconds: deps.config.refreshCoalesceSeconds,
+        onApplied: (resource, source, receivedAt) => {
+          applied?.(resource, source, 1, receivedAt)
+          deps.onDeliveryApplied?.(resource, source, receivedAt)
+        },
+      }),
+      observer,
+    ),
   )
   // Refreshes wait for the shared request budget; more of them in flight only queue up there.
   await boss.work(
     QUEUES.refresh.name,
     { localConcurrency: 8, ...polling },
-    createRefreshHandler({
-      db,
-      clients,
-      logger: logger.child({ queue: QUEUES.refresh.name }),
-      onApplied: deps.onRefreshApplied,
-    }),
+    instrumented(
+      QUEUES.refresh.name,
+      createRefreshHandler({
+        db,
+        clients,
+        logger: logger.child({ queue: QUEUES.refresh.name }),
+        onApplied: (resource, source, receivedAt) => {
+          applied?.(resource, source, 1, receivedAt)
+          deps.onRefreshApplied?.(resource, source, receivedAt)
+        },
+      }),
+      observer,
+    ),
   )
   // Sweeps are bound by the request budget, not by this process: two at a time keep pages flowing.
+  const sweepLogger = logger.child({ queue: QUEUES.sweep.name })
   await boss.work(
     QUEUES.sweep.name,
     { localConcurrency: 2, pollingIntervalSeconds: 1 },
-    createSweepHandler(
-      sweepDepsFrom(config, { db, logger: logger.child({ queue: QUEUES.sweep.name }), metrics }),
+    instrumented(
+      QUEUES.sweep.name,
+      createSweepHandler(sweepDepsFrom(config, { db, logger: sweepLogger, metrics, observer })),
+      observer,
     ),
   )
   await boss.work(
     QUEUES.deadLetter.name,
     { pollingIntervalSeconds: 5 },
-    createDeadLetterHandler({ db, logger }),
+    instrumented(QUEUES.deadLetter.name, createDeadLetterHandler({ db, logger, observer }), observer),
   )
   const schedules = await startSchedules({
     boss,

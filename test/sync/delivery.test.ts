@@ -51,10 +51,14 @@ async function deliver(event: string, shape: string, recordId: number, payload: 
   return inboxId
 }
 
+/** The queued refreshes' records; each job also carries its delivery's arrival (for the freshness metric). */
 async function queuedRefreshes(): Promise<unknown[]> {
-  const { rows } = await sql<{ data: unknown }>`
+  const { rows } = await sql<{ data: { receivedAt?: unknown } }>`
     select data from pgboss.job where name = 'record-refresh' and state = 'created'`.execute(database.db)
-  return rows.map((row) => row.data)
+  return rows.map(({ data: { receivedAt, ...record } }) => {
+    expect(receivedAt).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/)
+    return record
+  })
 }
 
 const person = (id: number) =>

@@ -3,25 +3,38 @@
 // (visible for inspection) and the next incremental run repairs what they would have written.
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
-import type { Logger } from '../../log.ts'
+import { type Logger, withLogContext } from '../../log.ts'
 import type { Db } from '../../store/database.ts'
 import { abandonSweep } from '../../store/runs.ts'
+import type { SyncObserver } from '../observer.ts'
+import { reportRunEnd } from '../run-end.ts'
 
 const sweepJob = z.object({ runId: z.number().int().positive(), resource: z.string().min(1) })
 
-export function createDeadLetterHandler({ db, logger }: { db: Db; logger: Logger }) {
+export interface DeadLetterDeps {
+  db: Db
+  logger: Logger
+  observer?: SyncObserver
+}
+
+export function createDeadLetterHandler(deps: DeadLetterDeps) {
   return async (jobs: Job<unknown>[]): Promise<void> => {
     for (const job of jobs) {
-      const sweep = sweepJob.safeParse(job.data)
-      if (sweep.success) {
-        await abandonSweep(
-          db,
-          sweep.data.runId,
-          sweep.data.resource,
-          'the sweep job failed after all its retries',
-        )
+      const data = job.data as { resource?: unknown; id?: unknown } | null
+      const context = {
+        jobId: job.id,
+        resource: typeof data?.resource === 'string' ? data.resource : undefined,
+        recordId: typeof data?.id === 'number' ? data.id : undefined,
       }
-      logger.error({ jobId: job.id, data: job.data }, 'a job failed after all its retries')
+      await withLogContext(context, async () => {
+        const sweep = sweepJob.safeParse(job.data)
+        if (sweep.success) {
+          const { runId, resource } = sweep.data
+          const reason = 'the sweep job failed after all its retries'
+          if (await abandonSweep(deps.db, runId, resource, reason)) await reportRunEnd(deps, runId, resource)
+        }
+        deps.logger.error({ data: job.data }, 'a job failed after all its retries')
+      })
     }
   }
 }

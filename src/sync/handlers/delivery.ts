@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely'
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
-import type { Logger } from '../../log.ts'
+import { type Logger, withLogContext } from '../../log.ts'
 import { type AnyResource, resourceByWebhookModel } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
 import { markDeliveryProcessed, readDelivery } from '../../store/inbox.ts'
@@ -60,49 +60,51 @@ async function applyPayload(
   }
 }
 
-export function createDeliveryHandler({
-  db,
-  boss,
-  logger,
-  refreshCoalesceSeconds,
-  onApplied,
-}: DeliveryHandlerDeps) {
+export function createDeliveryHandler(deps: DeliveryHandlerDeps) {
   return async (jobs: Job<unknown>[]): Promise<void> => {
-    for (const job of jobs) {
-      const parsed = deliveryJob.safeParse(job.data)
-      if (!parsed.success) {
-        logger.error({ jobId: job.id, data: job.data }, 'delivery job with an unusable payload; dropped')
-        continue
-      }
-      const row = await readDelivery(db, parsed.data.inbox_id)
-      if (row?.status !== 'accepted' || row.record_id === null) continue // processed before a retry
-      const log = logger.child({ jobId: job.id, inboxId: row.id, model: row.model, recordId: row.record_id })
-      const resource = row.model ? resourceByWebhookModel(row.model) : undefined
-      if (!resource) {
-        log.warn('delivery for a model crm-sync does not mirror; marked processed')
-        await markDeliveryProcessed(db, row.id)
-        continue
-      }
-      const recordId = row.record_id
-      const outcome = await db.transaction().execute(async (trx) => {
-        if (row.event === 'destroy') {
-          await tombstone(trx, resource, [recordId], row.received_at)
-          await markDeliveryProcessed(trx, row.id)
-          return 'tombstone' as const
-        }
-        const record = completeRecord(resource, row.shape, row.model as string, row.payload)
-        if (record && (await applyPayload(trx, resource, record))) {
-          await markDeliveryProcessed(trx, row.id)
-          return 'payload' as const
-        }
-        const job = { resource: resource.name, id: recordId }
-        const queued = await enqueueRefresh(boss, trx, job, refreshCoalesceSeconds)
-        await markDeliveryProcessed(trx, row.id)
-        return queued ? ('refresh queued' as const) : ('refresh coalesced' as const)
-      })
-      log.debug({ outcome }, 'delivery processed')
-      if (outcome === 'payload' || outcome === 'tombstone')
-        onApplied?.(resource.name, outcome, row.received_at)
-    }
+    for (const job of jobs) await withLogContext({ jobId: job.id }, () => handleDelivery(deps, job))
   }
+}
+
+async function handleDelivery(
+  { db, boss, logger, refreshCoalesceSeconds, onApplied }: DeliveryHandlerDeps,
+  job: Job<unknown>,
+): Promise<void> {
+  const parsed = deliveryJob.safeParse(job.data)
+  if (!parsed.success) {
+    logger.error({ data: job.data }, 'delivery job with an unusable payload; dropped')
+    return
+  }
+  const row = await readDelivery(db, parsed.data.inbox_id)
+  if (row?.status !== 'accepted' || row.record_id === null) return // processed before a retry
+  const resource = row.model ? resourceByWebhookModel(row.model) : undefined
+  const recordId = row.record_id
+  // Every line from here on (the store's, the queue's) names the record.
+  const context = { inboxId: row.id, model: row.model, resource: resource?.name, recordId }
+  await withLogContext(context, async () => {
+    if (!resource) {
+      logger.warn('delivery for a model crm-sync does not mirror; marked processed')
+      await markDeliveryProcessed(db, row.id)
+      return
+    }
+    const outcome = await db.transaction().execute(async (trx) => {
+      if (row.event === 'destroy') {
+        await tombstone(trx, resource, [recordId], row.received_at)
+        await markDeliveryProcessed(trx, row.id)
+        return 'tombstone' as const
+      }
+      const record = completeRecord(resource, row.shape, row.model as string, row.payload)
+      if (record && (await applyPayload(trx, resource, record))) {
+        await markDeliveryProcessed(trx, row.id)
+        return 'payload' as const
+      }
+      // The delivery's arrival travels with the refresh, so that its freshness can be measured.
+      const job = { resource: resource.name, id: recordId, receivedAt: row.received_at.toISOString() }
+      const queued = await enqueueRefresh(boss, trx, job, refreshCoalesceSeconds)
+      await markDeliveryProcessed(trx, row.id)
+      return queued ? ('refresh queued' as const) : ('refresh coalesced' as const)
+    })
+    logger.debug({ outcome }, 'delivery processed')
+    if (outcome === 'payload' || outcome === 'tombstone') onApplied?.(resource.name, outcome, row.received_at)
+  })
 }

@@ -2,45 +2,62 @@
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
 import type { UpstreamClients } from '../../api-client/index.ts'
-import type { Logger } from '../../log.ts'
+import { type Logger, withLogContext } from '../../log.ts'
 import { findResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
 
-const refreshJob = z.object({ resource: z.string(), id: z.number().int().positive() })
+const refreshJob = z.object({
+  resource: z.string(),
+  id: z.number().int().positive(),
+  // Only for the freshness metric: absent from older jobs, and never a reason to drop one.
+  receivedAt: z.iso.datetime({ offset: true }).optional().catch(undefined),
+})
 
 export interface RefreshHandlerDeps {
   db: Db
   clients: UpstreamClients
   logger: Logger
-  onApplied?: (resource: string, source: 'fetch' | 'tombstone') => void
+  /** `receivedAt`: when the delivery that asked for the refresh arrived, when the job says so. */
+  onApplied?: (resource: string, source: 'fetch' | 'tombstone', receivedAt?: Date) => void
 }
 
-export function createRefreshHandler({ db, clients, logger, onApplied }: RefreshHandlerDeps) {
+export function createRefreshHandler(deps: RefreshHandlerDeps) {
   return async (jobs: Job<unknown>[]): Promise<void> => {
     for (const job of jobs) {
-      const parsed = refreshJob.safeParse(job.data)
-      const resource = parsed.success ? findResource(parsed.data.resource) : undefined
-      if (!parsed.success || !resource?.routes.show) {
-        logger.error({ jobId: job.id, data: job.data }, 'refresh job for nothing crm-sync can fetch; dropped')
-        continue
+      const data = job.data as { resource?: unknown; id?: unknown } | null
+      // The context names the record even before the payload is checked, for the line that drops it.
+      const context = {
+        jobId: job.id,
+        resource: typeof data?.resource === 'string' ? data.resource : undefined,
+        recordId: typeof data?.id === 'number' ? data.id : undefined,
       }
-      const client = resource.service === 'crm' ? clients.crm : clients.reservation
-      if (!client) continue // the reservation service is no longer configured
-      const { id } = parsed.data
-      // Upstream failures throw: pg-boss retries the job with backoff.
-      const result = await client.show(resource, id)
-      if (result.status === 'found') {
-        await upsertRecords(db, resource, [result.record], { source: 'fetch', fetchedAt: result.fetchedAt })
-        onApplied?.(resource.name, 'fetch')
-      } else {
-        await tombstone(db, resource, [id], result.fetchedAt)
-        onApplied?.(resource.name, 'tombstone')
-      }
-      logger.debug(
-        { jobId: job.id, resource: resource.name, recordId: id, status: result.status },
-        'record refreshed',
-      )
+      await withLogContext(context, () => refresh(deps, job))
     }
   }
+}
+
+async function refresh({ db, clients, logger, onApplied }: RefreshHandlerDeps, job: Job<unknown>) {
+  const parsed = refreshJob.safeParse(job.data)
+  const resource = parsed.success ? findResource(parsed.data.resource) : undefined
+  if (!parsed.success || !resource?.routes.show) {
+    logger.error({ data: job.data }, 'refresh job for nothing crm-sync can fetch; dropped')
+    return
+  }
+  const client = resource.service === 'crm' ? clients.crm : clients.reservation
+  if (!client) return // the reservation service is no longer configured
+  const { id, receivedAt } = parsed.data
+  // Upstream failures throw: pg-boss retries the job with backoff.
+  const result = await client.show(resource, id)
+  if (result.status === 'found') {
+    await upsertRecords(db, resource, [result.record], { source: 'fetch', fetchedAt: result.fetchedAt })
+  } else {
+    await tombstone(db, resource, [id], result.fetchedAt)
+  }
+  onApplied?.(
+    resource.name,
+    result.status === 'found' ? 'fetch' : 'tombstone',
+    receivedAt ? new Date(receivedAt) : undefined,
+  )
+  logger.debug({ status: result.status }, 'record refreshed')
 }

@@ -3,8 +3,10 @@
 // retry resumes from the checkpoint.
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
+import { withLogContext } from '../../log.ts'
 import { findResource } from '../../resources/index.ts'
 import { abandonSweep } from '../../store/runs.ts'
+import { reportRunEnd } from '../run-end.ts'
 import { sweepResource } from '../sweep.ts'
 import type { SweepDeps } from '../sweep-context.ts'
 
@@ -13,25 +15,31 @@ const sweepJob = z.object({ runId: z.number().int().positive(), resource: z.stri
 
 export type SweepJobData = z.infer<typeof sweepJob>
 
+type SweepJobInput = Pick<Job<unknown>, 'id' | 'data' | 'signal'>
+
 export function createSweepHandler(deps: SweepDeps) {
-  return async (jobs: Pick<Job<unknown>, 'id' | 'data' | 'signal'>[]): Promise<void> => {
-    for (const job of jobs) {
-      const parsed = sweepJob.safeParse(job.data)
-      if (!parsed.success) {
-        deps.logger.error(
-          { jobId: job.id, issues: parsed.error.issues },
-          'sweep job with an unreadable payload; dropped',
-        )
-        continue
-      }
-      const { runId, resource: name } = parsed.data
-      const resource = findResource(name)
-      if (!resource) {
-        await abandonSweep(deps.db, runId, name, `unknown resource ${name}`)
-        continue
-      }
-      const result = await sweepResource(deps, { runId, resource, signal: job.signal })
-      deps.logger.debug({ jobId: job.id, runId, resource: name, ...result }, 'sweep job done')
-    }
+  return async (jobs: SweepJobInput[]): Promise<void> => {
+    for (const job of jobs) await withLogContext({ jobId: job.id }, () => handleSweep(deps, job))
   }
+}
+
+async function handleSweep(deps: SweepDeps, job: SweepJobInput): Promise<void> {
+  const parsed = sweepJob.safeParse(job.data)
+  if (!parsed.success) {
+    deps.logger.error({ issues: parsed.error.issues }, 'sweep job with an unreadable payload; dropped')
+    return
+  }
+  const { runId, resource: name } = parsed.data
+  await withLogContext({ resource: name, runId }, async () => {
+    const resource = findResource(name)
+    if (!resource) {
+      if (await abandonSweep(deps.db, runId, name, `unknown resource ${name}`)) {
+        await reportRunEnd(deps, runId, name)
+      }
+      return
+    }
+    const result = await sweepResource(deps, { runId, resource, signal: job.signal })
+    deps.logger.debug({ ...result }, 'sweep job done')
+    if (result.status === 'succeeded' || result.status === 'failed') await reportRunEnd(deps, runId, name)
+  })
 }

@@ -1,0 +1,92 @@
+// 3. Backfill under the real budget (50 requests per 10 s, the sandbox enforcing it too): records per
+// second of a full sweep of 50,000 people, against the ceiling page size x budget; no 429 allowed.
+// The sweep costs 102 requests (count, 100 pages, the empty page that ends the walk): the first 50 of a
+// fresh budget go at once, the rest at the budget's pace, so the whole sweep spans two windows and a bit.
+import { parseConfig } from '../src/config/index.ts'
+import { people } from '../src/resources/index.ts'
+import { startSandbox } from '../src/sandbox/index.ts'
+import { createBenchDatabase } from './support/database.ts'
+import { engineEnv } from './support/engines.ts'
+import { atLeast, atMost, type Context, type Scenario } from './support/scenario.ts'
+import { round } from './support/stats.ts'
+import { sweepHere } from './support/sweeps.ts'
+
+const BUDGET = { requests: 50, windowSeconds: 10 }
+const PAGE_SIZE = 500
+
+async function run(ctx: Context) {
+  const count = ctx.quick ? 10_000 : 50_000
+  const sandbox = await startSandbox({
+    seedSize: { people: count },
+    behaviour: { crmRateLimit: BUDGET, maxPerpage: PAGE_SIZE },
+  })
+  const database = await createBenchDatabase(ctx.server, 'backfill')
+  try {
+    const config = parseConfig(
+      engineEnv(sandbox, 3000, {
+        databaseUrl: database.url,
+        env: {
+          CRM_RATE_LIMIT: String(BUDGET.requests),
+          CRM_RATE_WINDOW_SECONDS: String(BUDGET.windowSeconds),
+          CRM_PAGE_SIZE: String(PAGE_SIZE),
+        },
+      }),
+    )
+    ctx.log(`full sweep of ${count} people under ${BUDGET.requests} requests / ${BUDGET.windowSeconds} s`)
+    const swept = await sweepHere(database.db, config, { mode: 'full', resources: [people.name] })
+    const counters = sandbox.control.counters().crm
+    const sweep = swept.run.resources[0]
+    const records = sweep?.records ?? 0
+    const rate = records / swept.seconds
+    const ceiling = (PAGE_SIZE * BUDGET.requests) / BUDGET.windowSeconds
+    const throttled = counters.statuses['429'] ?? 0
+    const walkSeconds = swept.seconds - swept.throttledSeconds
+    const walkRate = records / walkSeconds
+    return {
+      settings: {
+        people: count,
+        pageSize: PAGE_SIZE,
+        budget: `${BUDGET.requests} requests / ${BUDGET.windowSeconds} s (engine and sandbox)`,
+        sweep: 'full, crm.people only, the engine sweep handler in this process, fresh budget',
+      },
+      figures: [
+        {
+          measure: `records per second, full sweep of ${count.toLocaleString('en-US')} people`,
+          value: rate,
+          unit: '/s',
+          reference: { value: ceiling, unit: '/s', label: 'ceiling: page size x budget' },
+          target: atLeast(rate / ceiling, 0.95, `≥ 95% of ceiling (is ${Math.round((rate / ceiling) * 100)}%)`),
+          bound:
+            `the budget: ${counters.requests} requests (count, ${sweep?.pages} pages, the empty page that ends the walk) in ` +
+            `${round(swept.seconds, 1)} s, ${round(swept.throttledSeconds, 1)} s of it waiting for a slot; the walk itself ` +
+            `(fetch and apply, one page after the other) goes at ${Math.round(walkRate)}/s when it does not wait`,
+        },
+        {
+          measure: 'records per second of the walk while not waiting for the budget',
+          value: walkRate,
+          unit: '/s',
+          reference: { value: ceiling, unit: '/s', label: 'ceiling' },
+        },
+        {
+          measure: '429 answers from the upstream',
+          value: throttled,
+          unit: '',
+          target: atMost(throttled, 0, '0'),
+        },
+      ],
+      details: {
+        seconds: round(swept.seconds, 2),
+        throttledSeconds: round(swept.throttledSeconds, 2),
+        requests: counters.requests,
+        statuses: counters.statuses,
+        routes: counters.routes,
+        sweep,
+      },
+    }
+  } finally {
+    await database.drop()
+    await sandbox.stop()
+  }
+}
+
+export const backfill: Scenario = { name: 'backfill', title: 'Backfill under the real budget', run }

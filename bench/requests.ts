@@ -1,0 +1,229 @@
+// 4. Requests per change, for each HOOK_OBJECT_TYPE, with the engine as `npm start` runs it (its own
+// process) against the sandbox under the real budget: a mixed workload (updates, tags, deletions,
+// creations over the four hooked resources, paced), a burst of 1,000 updates over 100 people, and an
+// idle incremental cycle of every resource. Requests are counted by the sandbox.
+import { sql } from 'kysely'
+import { HOOK_OBJECT_TYPES } from '../src/config/index.ts'
+import { createLogger } from '../src/log.ts'
+import { type Sandbox, startSandbox } from '../src/sandbox/index.ts'
+import type { Db } from '../src/store/database.ts'
+import { startJobQueue } from '../src/sync/job-queue.ts'
+import { startRun, sweepEnqueuer } from '../src/sync/runs.ts'
+import { type BenchDatabase, createBenchDatabase } from './support/database.ts'
+import { spawnEngine } from './support/engines.ts'
+import { firstDifference, HOOKED, runsSettled } from './support/mirror.ts'
+import { atMost, type Context, type Figure, type Scenario } from './support/scenario.ts'
+import { round, sleep, waitFor } from './support/stats.ts'
+import { finishedRun } from './support/sweeps.ts'
+
+type ObjectType = (typeof HOOK_OBJECT_TYPES)[number]
+
+const SEED = { people: 120, companies: 40, deals: 40, projects: 20, tasks: 40, contacts: 40, bookings: 40 }
+const BURST = { records: 100, rounds: 10 }
+const WINDOW_MS = 10_000
+
+/** A small deterministic random source. */
+function random(seed: number) {
+  let state = seed
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31
+    return state / 2 ** 31
+  }
+}
+
+/** One random change of a hooked record, as the convergence tests make them. */
+function randomChange(sandbox: Sandbox, next: () => number, i: number): void {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)] as T
+  const { collection } = pick(HOOKED)
+  const crm = sandbox.control.crm
+  const id = pick(crm.liveIds(collection))
+  const roll = next()
+  if (roll < 0.45) crm.update(collection, id, { name: `changed ${i}` })
+  else if (roll < 0.6) crm.addTag(collection, id, `tag-${i % 7}`)
+  else if (roll < 0.7) {
+    const [tag] = (crm.get(collection, id)?.tags ?? []) as { id: number }[]
+    if (tag) crm.removeTag(collection, id, tag.id)
+    else crm.addTag(collection, id, `tag-${i % 7}`)
+  } else if (roll < 0.85) crm.destroy(collection, id)
+  else if (collection === 'people' || collection === 'companies') crm.create(collection, { name: `new ${i}` })
+  else crm.update(collection, id, { description: `text ${i}` })
+}
+
+function tally(sandbox: Sandbox) {
+  const counters = sandbox.control.counters()
+  return {
+    requests: counters.crm.requests + counters.reservation.requests,
+    shows: Object.entries(counters.crm.routes)
+      .filter(([route]) => /^GET \/api\/\w+\/:id$/.test(route))
+      .reduce((sum, [, count]) => sum + count, 0),
+    changes: Object.values(counters.changes).reduce((sum, count) => sum + count, 0),
+    throttled: (counters.crm.statuses['429'] ?? 0) + (counters.reservation.statuses['429'] ?? 0),
+  }
+}
+
+const delta = (after: ReturnType<typeof tally>, before: ReturnType<typeof tally>) => ({
+  requests: after.requests - before.requests,
+  shows: after.shows - before.shows,
+  changes: after.changes - before.changes,
+  throttled: after.throttled - before.throttled,
+})
+
+/** No refresh or delivery waiting or running. */
+async function queuesIdle(db: Db): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from pgboss.job
+    where name in ('record-refresh', 'webhook-delivery') and state in ('created', 'retry', 'active')
+  `.execute(db)
+  return rows[0]?.n === 0
+}
+
+async function idleCycle(database: BenchDatabase) {
+  const queue = await startJobQueue(database.url, createLogger({ level: 'silent' }))
+  try {
+    const started = await startRun(
+      { db: database.db, enqueue: sweepEnqueuer(queue), reservationEnabled: true },
+      { mode: 'incremental', requestedBy: 'bench' },
+    )
+    if (started.status !== 'started') throw new Error(`idle run refused: ${JSON.stringify(started)}`)
+    const run = await finishedRun(database.db, started.runId, 120_000)
+    return Object.fromEntries(run.resources.map((sweep) => [sweep.resource, sweep.api_requests]))
+  } finally {
+    await queue.stop({ graceful: false })
+  }
+}
+
+async function measure(ctx: Context, objectType: ObjectType) {
+  const quick = ctx.quick
+  const sandbox = await startSandbox({ seedSize: SEED, seed: 7 })
+  const database = await createBenchDatabase(ctx.server, `requests_${objectType}`)
+  const engine = await spawnEngine(sandbox, {
+    databaseUrl: database.url,
+    hooks: true,
+    env: { HOOK_OBJECT_TYPE: objectType, INCREMENTAL_SYNC_INTERVAL: '86400' },
+  })
+  try {
+    await waitFor(async () => (sandbox.control.crm.hooks().length === 12 ? true : undefined), 'hooks', 30_000)
+    await waitFor(async () => ((await runsSettled(database.db)) ? true : undefined), 'the first sync', 120_000)
+
+    ctx.log(`${objectType}: idle incremental cycle`)
+    const idle = await idleCycle(database)
+
+    const mixedCount = quick ? 30 : 60
+    ctx.log(`${objectType}: mixed workload of ${mixedCount} changes at 10/s`)
+    await sleep(WINDOW_MS) // a full budget for each phase
+    let before = tally(sandbox)
+    const next = random(11)
+    for (let i = 0; i < mixedCount; i++) {
+      randomChange(sandbox, next, i)
+      await sleep(100)
+    }
+    await sandbox.control.drainDeliveries()
+    const mixedStart = Date.now()
+    await waitFor(
+      async () => ((await firstDifference(database.db, sandbox)) === null ? true : undefined),
+      'convergence after the mixed workload',
+      180_000,
+      200,
+    )
+    const mixedConverged = (Date.now() - mixedStart) / 1000
+    await waitFor(async () => ((await queuesIdle(database.db)) ? true : undefined), 'idle queues', 120_000, 200)
+    const mixed = delta(tally(sandbox), before)
+
+    ctx.log(`${objectType}: burst of ${BURST.rounds * BURST.records} updates over ${BURST.records} people`)
+    await sleep(WINDOW_MS)
+    const ids = sandbox.control.crm.liveIds('people').slice(0, BURST.records)
+    before = tally(sandbox)
+    const burstStart = Date.now()
+    for (let round = 0; round < BURST.rounds; round++) {
+      for (const id of ids) sandbox.control.crm.update('people', id, { first_name: `round ${round}` })
+    }
+    await sandbox.control.drainDeliveries()
+    await waitFor(
+      async () => {
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from crm.people where id = any(${ids}::bigint[]) and first_name = ${`round ${BURST.rounds - 1}`}
+        `.execute(database.db)
+        return rows[0]?.n === ids.length ? true : undefined
+      },
+      'the last round in the mirror',
+      180_000,
+      100,
+    )
+    const burstConverged = (Date.now() - burstStart) / 1000
+    const atConvergence = delta(tally(sandbox), before)
+    await waitFor(async () => ((await queuesIdle(database.db)) ? true : undefined), 'idle queues', 120_000, 200)
+    const burst = delta(tally(sandbox), before)
+    return { idle, mixed, mixedConverged, burst, atConvergence, burstConverged }
+  } finally {
+    await engine.stop()
+    await database.drop()
+    await sandbox.stop()
+  }
+}
+
+async function run(ctx: Context) {
+  const figures: Figure[] = []
+  const details: Record<string, unknown> = {}
+  for (const objectType of HOOK_OBJECT_TYPES) {
+    const result = await measure(ctx, objectType)
+    details[objectType] = result
+    const fetching = objectType === 'lean' || objectType === 'flat'
+    const perChange = result.mixed.requests / result.mixed.changes
+    const perRecord = result.burst.requests / BURST.records
+    const idleMax = Math.max(...Object.values(result.idle))
+    const idleWorst = Object.entries(result.idle)
+      .filter(([, requests]) => requests === idleMax)
+      .map(([resource]) => resource)
+    figures.push(
+      {
+        measure: `${objectType}: requests per change, mixed workload (${result.mixed.changes} changes)`,
+        value: perChange,
+        unit: '',
+        digits: 2,
+        reference: fetching
+          ? { value: 1, unit: '', label: 'one show per change' }
+          : { value: 0, unit: '', label: 'payload applied as it is' },
+        target: fetching ? undefined : atMost(perChange, 0.1, 'near 0 (≤ 0.1)'),
+        bound: `${result.mixed.requests} requests (${result.mixed.shows} shows), converged ${round(result.mixedConverged, 1)} s after the last delivery`,
+      },
+      {
+        measure: `${objectType}: requests per distinct record, burst of ${BURST.rounds * BURST.records} updates over ${BURST.records} people`,
+        value: perRecord,
+        unit: '',
+        digits: 2,
+        reference: { value: result.atConvergence.requests / BURST.records, unit: '', label: 'when the last round was in the mirror', digits: 2 },
+        target: fetching ? atMost(perRecord, 1, '≤ 1') : atMost(perRecord, 0.1, 'near 0 (≤ 0.1)'),
+        bound:
+          `${result.burst.requests} requests (${result.burst.shows} shows) until no refresh was left, ` +
+          `${result.atConvergence.requests} when the last round was in the mirror (${round(result.burstConverged, 1)} s)` +
+          (fetching
+            ? '; a record changed again after its refresh started is fetched once more in the next slot of REFRESH_COALESCE_SECONDS, so that its last change is read: the burst lasts longer than one slot'
+            : '; payloads of the same second as the row cannot be ordered, so the record is fetched to settle which is last (whole-second timestamps)'),
+      },
+      {
+        measure: `${objectType}: requests per resource, idle incremental cycle (most, ${idleWorst.join(', ')})`,
+        value: idleMax,
+        unit: '',
+        reference: {
+          value: Object.values(result.idle).reduce((sum, requests) => sum + requests, 0),
+          unit: '',
+          label: `all ${Object.keys(result.idle).length} resources`,
+        },
+        target: atMost(idleMax, 2, '≤ 2'),
+      },
+    )
+  }
+  return {
+    settings: {
+      seed: SEED,
+      budget: 'real: 50 requests / 10 s (engine and sandbox)',
+      mixed: 'updates 45%, tags added 15%, removed 10%, deletions 15%, creations 15%; 10 changes/s',
+      burst: `${BURST.rounds} rounds over ${BURST.records} people, back to back`,
+      engine: 'its own process, INCREMENTAL_SYNC_INTERVAL 86400 (no run but the first and the idle one)',
+    },
+    figures,
+    details,
+  }
+}
+
+export const requests: Scenario = { name: 'requests', title: 'Requests per change', run }

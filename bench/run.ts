@@ -1,0 +1,94 @@
+// `npm run bench [-- --only ingest,apply] [--quick]`: runs the scenarios one after the other against
+// the sandbox and a real PostgreSQL, then writes bench/results/<date>.json and <date>.md.
+// The database: BENCH_DATABASE_URL or DATABASE_URL (a server URL; a database per scenario is created
+// on it and dropped afterwards), else the machine's PostgreSQL on 127.0.0.1:5432, else an embedded one.
+import { mkdir, writeFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { apply } from './apply.ts'
+import { backfill } from './backfill.ts'
+import { freshness } from './freshness.ts'
+import { ingest } from './ingest.ts'
+import { memory } from './memory.ts'
+import { requests } from './requests.ts'
+import { scaleOut } from './scale-out.ts'
+import { openServer } from './support/database.ts'
+import { describeMachine, markdownReport, type RunResult } from './support/report.ts'
+import type { Scenario, ScenarioResult } from './support/scenario.ts'
+
+const SCENARIOS: Scenario[] = [ingest, apply, backfill, requests, freshness, memory, scaleOut]
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string', multiple: true },
+    quick: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+})
+
+if (values.help) {
+  console.log(`usage: npm run bench -- [--only ${SCENARIOS.map((s) => s.name).join(',')}] [--quick]`)
+  process.exit(0)
+}
+
+const only = (values.only ?? []).flatMap((names) => names.split(',')).filter(Boolean)
+const unknown = only.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name))
+if (unknown.length) {
+  console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+  process.exit(2)
+}
+const chosen = only.length ? SCENARIOS.filter((scenario) => only.includes(scenario.name)) : SCENARIOS
+const quick = values.quick ?? false
+
+const startedAt = new Date()
+const elapsed = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`
+const runStart = performance.now()
+const log = (message: string) => console.log(`[${elapsed(runStart).padStart(7)}] ${message}`)
+
+// Scenario code never reads the environment: the URL is decided here, once.
+const server = await openServer(process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || undefined)
+const machine = describeMachine(server)
+log(`PostgreSQL ${server.version} (${server.kind}); ${machine.cores} cores; Node ${machine.node}`)
+
+const results: ScenarioResult[] = []
+try {
+  for (const scenario of chosen) {
+    log(`${scenario.name}: ${scenario.title}`)
+    const started = performance.now()
+    const ctx = { server, quick, log: (message: string) => log(`  ${scenario.name}: ${message}`) }
+    try {
+      const report = await scenario.run(ctx)
+      results.push({ name: scenario.name, title: scenario.title, seconds: (performance.now() - started) / 1000, ...report })
+    } catch (error) {
+      console.error(error)
+      results.push({
+        name: scenario.name,
+        title: scenario.title,
+        seconds: (performance.now() - started) / 1000,
+        settings: {},
+        figures: [],
+        error: error instanceof Error ? error.message : String(error),
+      })
+    }
+    log(`${scenario.name}: done in ${elapsed(started)}`)
+  }
+} finally {
+  await server.stop()
+}
+
+const run: RunResult = {
+  startedAt: startedAt.toISOString(),
+  quick,
+  machine,
+  seconds: (performance.now() - runStart) / 1000,
+  scenarios: results,
+}
+const partial = quick || only.length > 0
+const stem = `${startedAt.toISOString().slice(0, 10)}${partial ? `-${quick ? 'quick' : 'partial'}${only.length ? `-${only.join('-')}` : ''}` : ''}`
+const folder = new URL('./results/', import.meta.url)
+await mkdir(folder, { recursive: true })
+const markdown = markdownReport(run)
+await writeFile(new URL(`${stem}.json`, folder), `${JSON.stringify(run, null, 2)}\n`)
+await writeFile(new URL(`${stem}.md`, folder), markdown)
+console.log(`\n${markdown}`)
+log(`written: bench/results/${stem}.json and .md`)
+process.exit(results.some((result) => result.error) ? 1 : 0)

@@ -1,0 +1,43 @@
+// Engines against the sandbox: the environment `npm start` would be given, and engine processes.
+import type { Sandbox } from '../../src/sandbox/index.ts'
+import { freePort } from '../../src/store/embedded-postgres.ts'
+import { type Child, spawnChild } from './child.ts'
+
+export const BENCH_SECRET = 'bench-secret-0123456789abcdef'
+
+export interface EngineOptions {
+  databaseUrl: string
+  /** Registers the hooks with the sandbox under this engine's URL (one engine per database only). */
+  hooks?: boolean
+  env?: Record<string, string>
+}
+
+export interface EngineProcess extends Child<{ port: number }> {
+  url: string
+}
+
+/** The environment of an engine against the sandbox; full reconciliation only on 1 January. */
+export function engineEnv(sandbox: Sandbox, port: number, options: EngineOptions): Record<string, string> {
+  return {
+    CRM_BASE_URL: sandbox.crmUrl,
+    CRM_API_KEY: sandbox.crmApiKey,
+    RESERVATION_BASE_URL: sandbox.reservationUrl,
+    RESERVATION_API_KEY: sandbox.reservationApiKey,
+    DATABASE_URL: options.databaseUrl,
+    PORT: String(port),
+    WEBHOOK_SECRET: BENCH_SECRET,
+    LOG_LEVEL: 'warn',
+    FULL_SYNC_CRON: '0 3 1 1 *',
+    ...(options.hooks ? { PUBLIC_URL: `http://127.0.0.1:${port}` } : {}),
+    ...options.env,
+  }
+}
+
+export async function spawnEngine(sandbox: Sandbox, options: EngineOptions): Promise<EngineProcess> {
+  const port = await freePort()
+  const child = await spawnChild<{ port: number }>(
+    new URL('./engine-process.ts', import.meta.url),
+    engineEnv(sandbox, port, options),
+  )
+  return { ...child, url: `http://127.0.0.1:${child.ready.port}` }
+}

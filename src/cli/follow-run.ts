@@ -1,0 +1,68 @@
+// `resync --wait`: polls the run until it has finished, showing its progress. The sweeps are jobs for
+// the workers of a running crm-sync; when there is none (no other process has the job queue open),
+// or none takes the run within a grace period (all busy, or stopped), this process sweeps itself.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Config } from '../config/index.ts'
+import type { Logger } from '../log.ts'
+import type { Db } from '../store/database.ts'
+import { type RunView, readRun } from '../store/runs.ts'
+import type { JobQueue } from '../sync/job-queue.ts'
+import type { RunProgress } from './run-progress.ts'
+import { otherProcessesLive, sweepHere } from './sweep-here.ts'
+
+const POLL_MS = 500
+// A running crm-sync polls for sweep jobs every second: a run still queued after this has no taker.
+const GRACE_MS = 10_000
+
+export interface FollowDeps {
+  db: Db
+  boss: JobQueue
+  config: Config
+  logger: Logger
+}
+
+export interface Followed {
+  run: RunView
+  /** SIGINT or SIGTERM stopped the following before the run ended. */
+  interrupted: boolean
+}
+
+async function current(db: Db, runId: number): Promise<RunView> {
+  const run = await readRun(db, runId)
+  if (!run) throw new Error(`run ${runId} does not exist`)
+  return run
+}
+
+export async function followRun(deps: FollowDeps, runId: number, progress: RunProgress): Promise<Followed> {
+  const stop = new AbortController()
+  const interrupt = () => stop.abort()
+  process.once('SIGINT', interrupt)
+  process.once('SIGTERM', interrupt)
+  const since = Date.now()
+  let sweeping = false
+  const sweepHereBecause = async (reason: string) => {
+    sweeping = true
+    progress.note(`${reason}: sweeping in this process`)
+    await sweepHere(deps)
+  }
+  try {
+    let run = await current(deps.db, runId)
+    progress.show(run)
+    if (!(await otherProcessesLive(deps.boss)))
+      await sweepHereBecause('no crm-sync is running on this database')
+    while (run.status !== 'succeeded' && run.status !== 'failed') {
+      await sleep(POLL_MS, undefined, { signal: stop.signal }).catch(() => {})
+      if (stop.signal.aborted) return { run, interrupted: true }
+      run = await current(deps.db, runId)
+      progress.show(run)
+      if (!sweeping && run.status === 'queued' && Date.now() - since > GRACE_MS) {
+        await sweepHereBecause(`no worker took run ${runId} within ${GRACE_MS / 1000} s`)
+      }
+    }
+    return { run, interrupted: false }
+  } finally {
+    progress.stop()
+    process.off('SIGINT', interrupt)
+    process.off('SIGTERM', interrupt)
+  }
+}

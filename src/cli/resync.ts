@@ -1,0 +1,122 @@
+// `crm-sync resync`: starts a run (incremental, or full with --full) of every enabled resource or of
+// the ones named, exactly as a schedule or the admin API would: its sweeps are jobs for the workers of
+// any running crm-sync. With --wait it follows the run to its end (see follow-run.ts).
+import { resourceNames } from '../resources/index.ts'
+import type { Db } from '../store/database.ts'
+import { migrateToLatest } from '../store/migrate.ts'
+import { type JobQueue, startJobQueue } from '../sync/job-queue.ts'
+import { RunRequestError, startRun, sweepEnqueuer } from '../sync/runs.ts'
+import { type Command, type CommandContext, EXIT, stringList, UsageError } from './command.ts'
+import { openCommandDatabase } from './database.ts'
+import { followRun } from './follow-run.ts'
+import { createRunProgress, notesOnly } from './run-progress.ts'
+import { runSummary } from './run-summary.ts'
+import { otherProcessesLive } from './sweep-here.ts'
+
+export const resyncCommand: Command = {
+  name: 'resync',
+  summary: 'start a sweep of every resource (or of some); --wait follows it to the end',
+  usage: `Usage: crm-sync resync [--full] [--resource <name> ...] [--wait] [--json]
+
+Starts a run: one sweep per resource, taken by the workers of any running crm-sync.
+An incremental sweep reads the records changed since the last one (and goes on to every page when the
+upstream's count and the live rows disagree); a full sweep reads every page and checks each row it
+did not see with the upstream, tombstoning the ones that are gone.
+
+Options:
+  --full             full sweeps instead of incremental ones
+  --resource <name>  a resource to sweep (repeatable), e.g. --resource crm.people; default: every
+                     enabled one of ${resourceNames.filter((name) => name.startsWith('crm.')).join(', ')},
+                     ${resourceNames.filter((name) => !name.startsWith('crm.')).join(', ')}
+  --wait             follow the run: a progress bar per resource (plain lines when not a terminal),
+                     then a summary; exits 1 when the run failed. When no crm-sync is running on the
+                     database, or none takes the run within 10 s, the sweeps run in this process.
+  --json             print {"run_id": n}; with --wait, the finished run
+  -h, --help         show this help
+
+Exit codes: 0 started (with --wait: succeeded), 1 failed or a resource is already being swept (the
+message names the run sweeping it), 2 invalid usage or configuration, 130 interrupted.`,
+  options: {
+    full: { type: 'boolean' },
+    resource: { type: 'string', multiple: true },
+    wait: { type: 'boolean' },
+  },
+  json: true,
+  run: resync,
+}
+
+interface Session extends CommandContext {
+  db: Db
+  boss: JobQueue
+  /** How long a sweep running here may take to finish when the command ends (see sweep-here.ts). */
+  handBackMs: number
+}
+
+async function resync(context: CommandContext): Promise<number> {
+  const { config, logger, positionals } = context
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
+  const database = await openCommandDatabase(config, logger)
+  let session: Session | undefined
+  try {
+    await migrateToLatest(database.db)
+    session = {
+      ...context,
+      db: database.db,
+      boss: await startJobQueue(database.url, logger),
+      handBackMs: 5000,
+    }
+    return await startAndFollow(session)
+  } finally {
+    // A sweep still running here after its run ended (another run's) is handed back as a failed job
+    // attempt, and its retry resumes from the checkpoint.
+    await session?.boss.stop({ graceful: true, timeout: session.handBackMs })
+    await database.close()
+  }
+}
+
+async function startAndFollow(session: Session): Promise<number> {
+  const { config, values, json, db, boss } = session
+  const mode = values.full ? 'full' : 'incremental'
+  const names = stringList(values.resource)
+  const runs = { db, enqueue: sweepEnqueuer(boss), reservationEnabled: config.reservation !== null }
+  const started = await startRun(runs, {
+    mode,
+    resources: names.length ? names : undefined,
+    requestedBy: 'cli',
+  }).catch((error: unknown) => {
+    if (error instanceof RunRequestError) return { status: 'refused' as const, reason: error.message }
+    throw error
+  })
+  if (started.status === 'refused') {
+    console.error(`crm-sync resync: ${started.reason} (crm-sync resync --help lists the resources)`)
+    return EXIT.usage
+  }
+  if (started.status === 'conflict') {
+    if (json) console.log(JSON.stringify({ conflict: { run_id: started.runId, resource: started.resource } }))
+    console.error(
+      `crm-sync resync: run ${started.runId} is already sweeping ${started.resource}; follow it with crm-sync status`,
+    )
+    return EXIT.failed
+  }
+  if (!values.wait) {
+    console.log(json ? JSON.stringify({ run_id: started.runId }) : `run ${started.runId} (${mode}) started`)
+    if (!(await otherProcessesLive(boss))) {
+      console.error(
+        'note: no crm-sync is running on this database; the run starts with the next `crm-sync start` (or use --wait to sweep here)',
+      )
+    }
+    return EXIT.ok
+  }
+
+  const progress = json ? notesOnly(process.stderr) : createRunProgress(process.stderr)
+  const followed = await followRun(session, started.runId, progress)
+  if (followed.interrupted) {
+    session.handBackMs = 1000 // whoever pressed Ctrl-C wants the prompt back
+    console.error(
+      `crm-sync resync: stopped following run ${started.runId}; it goes on with the workers of crm-sync start (crm-sync status shows it)`,
+    )
+    return EXIT.interrupted
+  }
+  console.log(json ? JSON.stringify(followed.run) : `\n${runSummary(followed.run)}`)
+  return followed.run.status === 'succeeded' ? EXIT.ok : EXIT.failed
+}

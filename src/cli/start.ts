@@ -1,0 +1,37 @@
+// `crm-sync start`: the service, until SIGTERM or SIGINT, then a shutdown bounded in time.
+import { type Command, EXIT } from './command.ts'
+
+// A container orchestrator kills after its own grace period (Docker: 10 s unless told otherwise,
+// compose.yaml gives 40 s); the shutdown must end before it.
+const SHUTDOWN_TIMEOUT_MS = 30_000
+
+export const startCommand: Command = {
+  name: 'start',
+  summary: 'run migrations, register hooks, serve HTTP and run the workers until SIGTERM or SIGINT',
+  usage: `Usage: crm-sync start
+
+Starts the database (embedded when DATABASE_URL is not set), applies pending migrations, registers the
+CRM hooks (when PUBLIC_URL is set), serves HTTP on PORT (webhooks, /healthz, /readyz) and runs the
+sync workers and schedules. SIGTERM or SIGINT stops it within ${SHUTDOWN_TIMEOUT_MS / 1000} s: no new
+deliveries are taken, active jobs may finish (the rest stay queued), the pool is closed.`,
+  options: {},
+  service: true,
+  async run({ config, logger }) {
+    const { start } = await import('../main.ts')
+    const running = await start(config, logger)
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'))
+      process.once('SIGINT', () => resolve('SIGINT'))
+    })
+    logger.info({ signal }, 'shutting down')
+    const timeout = new Promise<'timeout'>((resolve) =>
+      setTimeout(resolve, SHUTDOWN_TIMEOUT_MS, 'timeout').unref(),
+    )
+    const outcome = await Promise.race([running.stop().then(() => 'stopped' as const), timeout])
+    if (outcome === 'timeout') {
+      logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'shutdown did not finish in time')
+      return EXIT.failed
+    }
+    return EXIT.ok
+  },
+}

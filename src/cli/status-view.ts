@@ -1,0 +1,93 @@
+// `crm-sync status` for a person: tables of resources, hooks and queues, with the problems spelled out.
+import type { ResourceStatus, Status } from '../sync/status.ts'
+import { ago, count, instant } from './format.ts'
+import { hooksTable } from './hooks.ts'
+import type { HookListing } from './status.ts'
+import { formatTable } from './table.ts'
+
+function lastRun(resource: ResourceStatus, now: number): string {
+  const run = resource.last_run
+  return run ? `#${run.id} ${run.mode} ${run.status} ${ago(run.finished_at, now)}` : 'none'
+}
+
+function resourcesTable(status: Status, now: number): string {
+  return formatTable(
+    [
+      { header: 'resource' },
+      { header: 'live rows', align: 'right' },
+      { header: 'remote', align: 'right' },
+      { header: 'drift', align: 'right' },
+      { header: 'watermark' },
+      { header: 'last incremental' },
+      { header: 'last full' },
+      { header: 'last run' },
+    ],
+    status.resources.map((resource) => [
+      resource.resource,
+      count(resource.live_rows),
+      count(resource.remote_count),
+      count(resource.drift),
+      instant(resource.watermark),
+      ago(resource.last_incremental_sync_at, now),
+      ago(resource.last_full_sync_at, now),
+      lastRun(resource, now),
+    ]),
+  )
+}
+
+function sweepsUnderWay(status: Status): string[] {
+  return status.resources.flatMap(({ resource, active_sweep: sweep }) => {
+    if (!sweep) return []
+    const of = sweep.remote_count === null ? '' : ` of ${count(sweep.remote_count)}`
+    return [
+      `  ${resource}: run ${sweep.run_id} ${sweep.status}, ${count(sweep.records)}${of} records, ${count(sweep.pages)} pages`,
+    ]
+  })
+}
+
+function failures(status: Status): string[] {
+  return status.resources.flatMap(({ resource, last_run: run }) =>
+    run?.status === 'failed' ? [`  ${resource}: run ${run.id}: ${run.error ?? 'failed'}`] : [],
+  )
+}
+
+function hooksSection(hooks: HookListing | null): string {
+  if (!hooks) return 'Hooks: not asked (--no-hooks)'
+  if (hooks.error !== null) return `Hooks: could not be listed: ${hooks.error}`
+  if (hooks.hooks.length === 0)
+    return 'Hooks: none (crm-sync hooks register, or PUBLIC_URL with crm-sync start)'
+  const failing = hooks.hooks.filter((hook) => Number(hook.failed) > 0).length
+  const title = `Hooks (${hooks.hooks.length}, ${failing ? `${failing} with failed deliveries` : 'no failures'})`
+  return `${title}\n${hooksTable(hooks.hooks)}`
+}
+
+function queuesTable(status: Status): string {
+  return formatTable(
+    [
+      { header: 'queue' },
+      { header: 'queued', align: 'right' },
+      { header: 'active', align: 'right' },
+      { header: 'failed', align: 'right' },
+    ],
+    Object.entries(status.queues).map(([name, counts]) => [
+      name,
+      count(counts.queued),
+      count(counts.active),
+      count(counts.failed),
+    ]),
+  )
+}
+
+export function renderStatus(status: Status, hooks: HookListing | null): string {
+  const now = new Date(status.generated_at).getTime()
+  const { inbox } = status
+  const sections = [
+    `Resources (as of ${instant(status.generated_at)})\n${resourcesTable(status, now)}`,
+    sweepsUnderWay(status).length ? `Sweeps under way\n${sweepsUnderWay(status).join('\n')}` : '',
+    failures(status).length ? `Last run failed\n${failures(status).join('\n')}` : '',
+    hooksSection(hooks),
+    `Queues (as last counted by pg-boss)\n${queuesTable(status)}`,
+    `Inbox: ${count(inbox.accepted)} deliveries waiting to be applied, ${count(inbox.processed)} applied, ${count(inbox.rejected)} rejected`,
+  ]
+  return sections.filter(Boolean).join('\n\n')
+}

@@ -1,0 +1,164 @@
+// The admin API (DESIGN.md, outside contract): force a resync, follow a run, read the status.
+// Mounted only when ADMIN_TOKEN is set, so without it every /admin path is a plain 404. Bad input is
+// a 400 that names the problem, never a 500.
+import { type Context, Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { z } from 'zod'
+import type { Logger } from '../log.ts'
+import { secretMatches } from '../receiver/secret.ts'
+import type { Db } from '../store/database.ts'
+import { type RunView, readRun } from '../store/runs.ts'
+import { type RunDeps, RunRequestError, startRun } from '../sync/runs.ts'
+import type { Status } from '../sync/status.ts'
+
+export interface AdminDependencies {
+  /** ADMIN_TOKEN: requests carry it as `Authorization: Bearer <token>`. */
+  token: string
+  db: Db
+  runs: RunDeps
+  status: () => Promise<Status>
+  logger: Logger
+}
+
+const ADMIN_BODY_LIMIT = 64 * 1024
+
+const resyncRequest = z.strictObject(
+  {
+    resources: z
+      .array(
+        z.string('must be a resource name (a string such as "crm.people")'),
+        'must be a list of resource names',
+      )
+      .optional(),
+    mode: z.enum(['full', 'incremental'], 'must be "full" or "incremental"').optional(),
+  },
+  {
+    error: (issue) => {
+      if (issue.code === 'invalid_type') return 'the body must be a JSON object'
+      if (issue.code === 'unrecognized_keys') {
+        const keys = issue.keys.map((key) => `"${key}"`).join(', ')
+        return `unknown key ${keys}; a resync takes "resources" and "mode"`
+      }
+      return undefined
+    },
+  },
+)
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => (issue.path.length ? `${issue.path.join('.')} ${issue.message}` : issue.message))
+    .join('; ')
+}
+
+// Bounded to what a JavaScript number holds exactly; run ids are far below it.
+const RUN_ID = /^[1-9]\d{0,14}$/
+
+const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString())
+
+/** A run as `GET /admin/runs/:id` shows it. */
+export function runBody(run: RunView) {
+  return {
+    id: run.id,
+    mode: run.mode,
+    status: run.status,
+    requested_by: run.requested_by,
+    created_at: iso(run.created_at),
+    started_at: iso(run.started_at),
+    finished_at: iso(run.finished_at),
+    error: run.error,
+    resources: run.resources.map((sweep) => ({
+      resource: sweep.resource,
+      status: sweep.status,
+      records: sweep.records,
+      remote_count: sweep.remote_count,
+      pages: sweep.pages,
+      api_requests: sweep.api_requests,
+      reconciled: sweep.reconciled,
+      tombstoned: sweep.tombstoned,
+      started_at: iso(sweep.started_at),
+      finished_at: iso(sweep.finished_at),
+      error: sweep.error,
+    })),
+  }
+}
+
+function bearerToken(c: Context): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')
+  return match?.[1]
+}
+
+async function readJsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  const text = await c.req.text()
+  if (text.trim() === '') return { ok: true, value: {} } // `curl -X POST` without a body asks for the defaults
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+export function createAdminApi({ token, db, runs, status, logger }: AdminDependencies): Hono {
+  const app = new Hono()
+
+  // Before routing: a wrong token learns nothing, not even which admin paths exist.
+  const authorize = async (c: Context, next: () => Promise<void>) => {
+    if (!secretMatches(bearerToken(c), token)) {
+      return c.json({ error: 'unauthorized: send Authorization: Bearer <ADMIN_TOKEN>' }, 401, {
+        'WWW-Authenticate': 'Bearer realm="crm-sync admin"',
+      })
+    }
+    await next()
+  }
+  app.use('/admin', authorize)
+  app.use('/admin/*', authorize)
+
+  app.post(
+    '/admin/resync',
+    bodyLimit({
+      maxSize: ADMIN_BODY_LIMIT,
+      onError: (c) => c.json({ error: `the body exceeds ${ADMIN_BODY_LIMIT} bytes` }, 413),
+    }),
+    async (c) => {
+      const body = await readJsonBody(c)
+      if (!body.ok) return c.json({ error: 'the body is not valid JSON' }, 400)
+      const parsed = resyncRequest.safeParse(body.value)
+      if (!parsed.success) return c.json({ error: describeIssues(parsed.error) }, 400)
+      const { resources, mode = 'incremental' } = parsed.data
+      let result: Awaited<ReturnType<typeof startRun>>
+      try {
+        result = await startRun(runs, { mode, resources, requestedBy: 'admin' })
+      } catch (error) {
+        if (error instanceof RunRequestError) return c.json({ error: error.message }, 400)
+        throw error
+      }
+      if (result.status === 'conflict') {
+        return c.json(
+          {
+            error: `${result.resource} is already being swept by run ${result.runId}`,
+            run_id: result.runId,
+            resource: result.resource,
+          },
+          409,
+        )
+      }
+      logger.info({ runId: result.runId, mode, resources: resources ?? 'all' }, 'resync requested')
+      return c.json({ run_id: result.runId }, 202, { Location: `/admin/runs/${result.runId}` })
+    },
+  )
+
+  app.get('/admin/runs/:id', async (c) => {
+    const id = c.req.param('id')
+    if (!RUN_ID.test(id)) return c.json({ error: `run id must be a positive whole number, got "${id}"` }, 400)
+    const run = await readRun(db, Number(id))
+    if (!run) return c.json({ error: `no run ${id}` }, 404)
+    return c.json(runBody(run))
+  })
+
+  app.get('/admin/status', async (c) => c.json(await status()))
+
+  app.on(['GET', 'PUT', 'PATCH', 'DELETE'], '/admin/resync', (c) =>
+    c.json({ error: 'method not allowed; POST a resync' }, 405, { Allow: 'POST' }),
+  )
+
+  return app
+}

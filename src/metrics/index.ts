@@ -1,0 +1,103 @@
+// The Prometheus metrics of one process, in a registry of its own (never prom-client's global one,
+// so that tests can build several apps). Three kinds of source:
+//  - events counted as they happen: jobs, records applied, freshness, run durations (SyncObserver);
+//  - plain counters kept by the receiver and the API clients, copied in at each scrape;
+//  - the database, read at each scrape: inbox and queue depth (cheap: an index, pg-boss's cached
+//    counts), live rows and drift (a count(*) per mirror table, so at most every `resourceCountsMaxAgeSeconds`).
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import type { UpstreamMetrics } from '../api-client/index.ts'
+import type { Config } from '../config/index.ts'
+import type { Logger } from '../log.ts'
+import type { Counters } from '../receiver/counters.ts'
+import type { Db } from '../store/database.ts'
+import type { JobQueue } from '../sync/job-queue.ts'
+import type { SyncObserver } from '../sync/observer.ts'
+import { copyCounters } from './copy.ts'
+import { createDatabaseGauges } from './database-gauges.ts'
+import { PREFIX } from './prefix.ts'
+
+export interface MetricsSources {
+  db: Db
+  boss: JobQueue
+  config: Config
+  logger: Logger
+  /** The receiver's counters (`delivery:<model>:<event>:<shape>:<outcome>`, `unauthorized`). */
+  receiverCounters: Counters
+  upstream: UpstreamMetrics
+  /** Live rows are counted at most this often (default 30 s); 0 counts at every scrape. */
+  resourceCountsMaxAgeSeconds?: number
+  /** Node's process metrics (CPU, memory, event loop, GC) under their usual names; default on. */
+  processMetrics?: boolean
+}
+
+export interface Metrics extends Required<SyncObserver> {
+  registry: Registry
+  /** Reads the database and the plain counters, then renders the text exposition format. */
+  scrape(): Promise<string>
+  contentType: string
+}
+
+// From a payload applied within a second to a refresh that waited out a rate-limit pause.
+const FRESHNESS_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600]
+// From an incremental run of a quiet account to a full run of a large one under the request budget.
+const RUN_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21_600]
+
+export function createMetrics(sources: MetricsSources): Metrics {
+  const registry = new Registry()
+  if (sources.processMetrics ?? true) collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+
+  const jobs = new Counter({
+    name: `${PREFIX}jobs_total`,
+    help: 'Jobs handled by this process, by kind (queue) and outcome (completed, or failed and left to a retry)',
+    labelNames: ['kind', 'outcome'],
+    registers,
+  })
+  const applied = new Counter({
+    name: `${PREFIX}records_applied_total`,
+    help: 'Records written to the mirror, by resource and source (payload, fetch, tombstone)',
+    labelNames: ['resource', 'source'],
+    registers,
+  })
+  const freshness = new Histogram({
+    name: `${PREFIX}freshness_seconds`,
+    help: 'Seconds from a webhook delivery being received to its record being written, by resource and source',
+    labelNames: ['resource', 'source'],
+    buckets: FRESHNESS_BUCKETS,
+    registers,
+  })
+  const runDuration = new Histogram({
+    name: `${PREFIX}run_duration_seconds`,
+    help: 'Seconds from the start of a run to its end, by mode and outcome (counted by the process that ended it)',
+    labelNames: ['mode', 'outcome'],
+    buckets: RUN_BUCKETS,
+    registers,
+  })
+  const copy = copyCounters(registers, sources)
+  const database = createDatabaseGauges(registers, sources)
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    jobsDone(kind, outcome, count) {
+      jobs.inc({ kind, outcome }, count)
+    },
+    recordsApplied(resource, source, count, receivedAt) {
+      applied.inc({ resource, source }, count)
+      if (receivedAt) {
+        freshness.observe({ resource, source }, Math.max(0, (Date.now() - receivedAt.getTime()) / 1000))
+      }
+    },
+    runFinished(run) {
+      const start = run.started_at ?? run.created_at
+      if (!run.finished_at) return
+      const seconds = Math.max(0, (run.finished_at.getTime() - start.getTime()) / 1000)
+      runDuration.observe({ mode: run.mode, outcome: run.status }, seconds)
+    },
+    async scrape() {
+      copy()
+      await database.refresh()
+      return registry.metrics()
+    },
+  }
+}

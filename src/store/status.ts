@@ -1,0 +1,63 @@
+// Reads for the operator's view of the engine (`crm-sync status`, `/admin/status`, `/metrics`):
+// sweeps per resource and the inbox. Each stays cheap on a mirror that has run for years.
+import { sql } from 'kysely'
+import type { Db } from './database.ts'
+import type { InboxStatus } from './schema.ts'
+
+/** The latest finished sweep of each resource, with its run's mode. */
+export async function readLastSweeps(db: Db, resources: readonly string[]) {
+  if (resources.length === 0) return []
+  // One look-up per resource, newest run first: the primary key (run_id, resource) answers each
+  // with a short backward scan, however many runs the table holds.
+  const result = await sql<{
+    resource: string
+    run_id: number
+    mode: 'incremental' | 'full'
+    status: 'succeeded' | 'failed'
+    finished_at: Date | null
+    error: string | null
+  }>`
+    select r.name as resource, s.run_id, s.mode, s.status, s.finished_at, s.error
+    from unnest(${[...resources]}::text[]) as r(name)
+    cross join lateral (
+      select rr.run_id, runs.mode, rr.status, rr.finished_at, rr.error
+      from sync.run_resources rr join sync.runs on runs.id = rr.run_id
+      where rr.resource = r.name and rr.status in ('succeeded', 'failed')
+      order by rr.run_id desc
+      limit 1
+    ) s
+  `.execute(db)
+  return result.rows
+}
+
+/** The unfinished (queued or running) sweeps, at most one per resource. */
+export async function readUnfinishedSweeps(db: Db) {
+  return db
+    .selectFrom('sync.run_resources')
+    .select(['run_id', 'resource', 'status', 'records', 'pages', 'remote_count', 'started_at', 'progress_at'])
+    .where('status', 'in', ['queued', 'running'])
+    .orderBy('resource')
+    .execute()
+}
+
+/** Deliveries in the inbox by status. `processed` counts every delivery ever applied: not for scrapes. */
+export async function countInboxByStatus(db: Db): Promise<Record<InboxStatus, number>> {
+  const rows = await db
+    .selectFrom('sync.inbox')
+    .select(['status', sql<number>`count(*)::int`.as('count')])
+    .groupBy('status')
+    .execute()
+  const counts: Record<InboxStatus, number> = { accepted: 0, rejected: 0, processed: 0 }
+  for (const row of rows) counts[row.status] = row.count
+  return counts
+}
+
+/** Accepted deliveries not yet applied, and when the oldest arrived (the partial index answers it). */
+export async function readInboxBacklog(db: Db): Promise<{ depth: number; oldest: Date | null }> {
+  const row = await db
+    .selectFrom('sync.inbox')
+    .select([sql<number>`count(*)::int`.as('depth'), sql<Date | null>`min(received_at)`.as('oldest')])
+    .where('status', '=', 'accepted')
+    .executeTakeFirstOrThrow()
+  return { depth: row.depth, oldest: row.oldest }
+}

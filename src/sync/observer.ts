@@ -1,0 +1,15 @@
+// What the workers report as they go, for /metrics. Every callback is optional and synchronous: an
+// observer counts, it never decides anything nor makes a job wait.
+import type { RunView } from '../store/runs.ts'
+
+/** How a record reached the mirror: a webhook body, an answer of the upstream, or a deletion. */
+export type AppliedSource = 'payload' | 'fetch' | 'tombstone'
+
+export interface SyncObserver {
+  /** Jobs of a queue handled (`completed`) or thrown back to pg-boss for a retry (`failed`). */
+  jobsDone?(kind: string, outcome: 'completed' | 'failed', count: number): void
+  /** Records written; `receivedAt` is when the delivery that led to them arrived, if one did. */
+  recordsApplied?(resource: string, source: AppliedSource, count: number, receivedAt?: Date): void
+  /** A run ended (succeeded or failed), reported by the process whose sweep ended it. */
+  runFinished?(run: RunView): void
+}

@@ -1,0 +1,173 @@
+// `crm-sync resync` against the sandbox and a test database: a run started for the workers of a
+// running crm-sync, refused while another sweeps the same resource, followed with --wait (in this
+// process when no crm-sync runs), a failed run's exit code, and Ctrl-C while waiting.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { people } from '../../src/resources/index.ts'
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { readRun, readRuns } from '../../src/store/runs.ts'
+import { countLiveRows } from '../../src/store/sync-state.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { type Engine, startEngine } from '../support/engine.ts'
+import { waitFor } from '../support/process.ts'
+import { cli, startCli, workdir } from './run.ts'
+
+let sandbox: Sandbox
+let database: TestDatabase
+let engine: Engine | undefined
+let cwd: string
+let env: Record<string, string>
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    seedSize: 30,
+    behaviour: { crmRateLimit: null, reservationRateLimit: null },
+  })
+  cwd = await workdir()
+})
+afterAll(async () => {
+  await sandbox?.stop()
+})
+beforeEach(async () => {
+  database = await createTestDatabase()
+  env = {
+    CRM_BASE_URL: sandbox.crmUrl,
+    CRM_API_KEY: sandbox.crmApiKey,
+    RESERVATION_BASE_URL: sandbox.reservationUrl,
+    RESERVATION_API_KEY: sandbox.reservationApiKey,
+    DATABASE_URL: database.url,
+    CRM_RATE_LIMIT: '1000',
+    RESERVATION_RATE_LIMIT: '1000',
+  }
+})
+afterEach(async () => {
+  sandbox.control.resetFaults()
+  await engine?.stop()
+  engine = undefined
+  await dropTestDatabase(database)
+})
+
+const lastLine = (text: string) => text.trim().split('\n').at(-1) as string
+
+describe('crm-sync resync without --wait', () => {
+  it('starts a run of every enabled resource and prints its id', async () => {
+    const { code, stdout, stderr } = await cli(['resync', '--json'], env, cwd)
+    expect(code).toBe(0)
+    const { run_id } = JSON.parse(stdout) as { run_id: number }
+    const run = await readRun(database.db, run_id)
+    expect(run).toMatchObject({ mode: 'incremental', status: 'queued', requested_by: 'cli' })
+    expect(run?.resources).toHaveLength(8)
+    // nobody works on this database: the operator is told where the run will go
+    expect(stderr).toContain('no crm-sync is running on this database')
+  })
+
+  it('refuses while another run sweeps one of the resources, naming that run', async () => {
+    const first = await cli(['resync', '--full', '--resource', 'crm.people', '--json'], env, cwd)
+    const { run_id } = JSON.parse(first.stdout) as { run_id: number }
+
+    const human = await cli(['resync', '--resource', 'crm.companies', '--resource', 'crm.people'], env, cwd)
+    expect(human.code).toBe(1)
+    expect(human.stderr).toContain(`run ${run_id} is already sweeping crm.people`)
+
+    const json = await cli(['resync', '--resource', 'crm.people', '--json'], env, cwd)
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toEqual({ conflict: { run_id, resource: 'crm.people' } })
+  })
+
+  it('exits 2 for an unknown resource, or one of a service that is not configured', async () => {
+    const unknown = await cli(['resync', '--resource', 'crm.persons'], env, cwd)
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('unknown resource crm.persons')
+
+    const off = await cli(
+      ['resync', '--resource', 'reservations.bookings'],
+      { ...env, RESERVATION_BASE_URL: '', RESERVATION_API_KEY: '' },
+      cwd,
+    )
+    expect(off.code).toBe(2)
+    expect(off.stderr).toContain('reservations.bookings is off')
+    expect(await readRuns(database.db)).toEqual([])
+  })
+})
+
+describe('crm-sync resync --wait', () => {
+  it('sweeps in its own process when no crm-sync runs, and prints the finished run', async () => {
+    const { code, stdout, stderr } = await cli(
+      ['resync', '--wait', '--json', '--resource', 'crm.people', '--resource', 'crm.companies'],
+      env,
+      cwd,
+    )
+    expect(code).toBe(0)
+    const run = JSON.parse(stdout) as { status: string; resources: { resource: string; records: number }[] }
+    expect(run.status).toBe('succeeded')
+    expect(run.resources.map((sweep) => [sweep.resource, sweep.records])).toEqual([
+      ['crm.companies', 30],
+      ['crm.people', 30],
+    ])
+    expect(await countLiveRows(database.db, people)).toBe(30)
+    expect(stderr).toContain('no crm-sync is running on this database: sweeping in this process')
+  })
+
+  it('shows plain progress lines when not in a terminal, then a summary', async () => {
+    const { code, stdout, stderr } = await cli(
+      ['resync', '--wait', '--full', '--resource', 'crm.deals'],
+      env,
+      cwd,
+    )
+    expect(code).toBe(0)
+    expect(stderr).toMatch(/^crm\.deals: queued, 0 records$/m)
+    expect(stderr).toMatch(/^crm\.deals: succeeded, 30 of 30 records, \d+ s$/m)
+    expect(stdout).toMatch(/^run \d+ \(full\) succeeded in \d+ s$/m)
+    expect(stdout).toMatch(/^crm\.deals\s+succeeded\s+30\s+30\s/m)
+    expect(stdout).not.toContain('\u001b[')
+  })
+
+  it('exits 1 when the run failed, with the error in the summary', async () => {
+    sandbox.control.setFaults({ crm: { errorRate: 1 } })
+    const { code, stdout } = await cli(
+      ['resync', '--wait', '--resource', 'crm.projects'],
+      { ...env, UPSTREAM_MAX_RETRIES: '0' },
+      cwd,
+    )
+    expect(code).toBe(1)
+    expect(stdout).toMatch(/^run \d+ \(incremental\) failed/m)
+    expect(stdout).toMatch(/^crm\.projects: .+/m)
+  })
+
+  it('leaves the sweeps to a running crm-sync', async () => {
+    engine = await startEngine(sandbox, database.url, {
+      CRM_RATE_LIMIT: '1000',
+      RESERVATION_RATE_LIMIT: '1000',
+    })
+    // the engine's own first run must be done before the resources are free again
+    await waitFor(
+      async () => {
+        const runs = await readRuns(database.db)
+        return runs.length > 0 && runs.every((run) => run.finished_at) ? true : undefined
+      },
+      30_000,
+      'the first run of the engine',
+    )
+    const { code, stdout, stderr } = await cli(
+      ['resync', '--wait', '--json', '--resource', 'crm.tasks'],
+      env,
+      cwd,
+    )
+    expect(code).toBe(0)
+    expect(JSON.parse(lastLine(stdout))).toMatchObject({ status: 'succeeded' })
+    expect(stderr).not.toContain('sweeping in this process')
+  })
+
+  it('stops following on Ctrl-C (exit 130); the run goes on elsewhere', async () => {
+    sandbox.control.setFaults({ crm: { latencyMs: 2000 } }) // every page takes a while
+    const run = startCli(['resync', '--wait', '--resource', 'crm.people'], env, cwd)
+    await waitFor(
+      async () => (run.stderr().includes('sweeping in this process') ? true : undefined),
+      20_000,
+      'the sweep to start',
+    )
+    run.child.kill('SIGINT')
+    const { code, stderr } = await run.result()
+    expect(code).toBe(130)
+    expect(stderr).toMatch(/stopped following run \d+; it goes on/)
+  })
+})

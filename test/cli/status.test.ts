@@ -1,0 +1,139 @@
+// `crm-sync status` against a running engine: per resource counts and outcomes, hooks with their
+// failure counts (secret masked), queues and inbox, as a table and as JSON; a CRM that cannot be
+// reached leaves the rest of the status intact; and a running crm-sync's embedded database is joined.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { freePort } from '../../src/store/embedded-postgres.ts'
+import { readRuns } from '../../src/store/runs.ts'
+import type { Status } from '../../src/sync/status.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { ENGINE_SECRET, type Engine, startEngine } from '../support/engine.ts'
+import { readyStatus, runCli, waitFor } from '../support/process.ts'
+import { cli, workdir } from './run.ts'
+
+type StatusJson = Status & { hooks: Record<string, unknown>[] | null; hooks_error: string | null }
+
+let sandbox: Sandbox
+let database: TestDatabase
+let engine: Engine
+let cwd: string
+let env: Record<string, string>
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    seedSize: 20,
+    behaviour: { crmRateLimit: null, reservationRateLimit: null },
+  })
+  database = await createTestDatabase()
+  cwd = await workdir()
+  engine = await startEngine(sandbox, database.url, {
+    CRM_RATE_LIMIT: '1000',
+    RESERVATION_RATE_LIMIT: '1000',
+  })
+  await waitFor(
+    async () => {
+      const runs = await readRuns(database.db)
+      return runs.length > 0 && runs.every((run) => run.finished_at) ? true : undefined
+    },
+    30_000,
+    'the first run',
+  )
+  env = {
+    CRM_BASE_URL: sandbox.crmUrl,
+    CRM_API_KEY: sandbox.crmApiKey,
+    RESERVATION_BASE_URL: sandbox.reservationUrl,
+    RESERVATION_API_KEY: sandbox.reservationApiKey,
+    DATABASE_URL: database.url,
+    WEBHOOK_SECRET: ENGINE_SECRET, // the CLI scrubs it from its logs; the listing masks it anyway
+  }
+})
+afterAll(async () => {
+  await engine?.stop()
+  await sandbox?.stop()
+  if (database) await dropTestDatabase(database)
+})
+
+describe('crm-sync status --json', () => {
+  it('reports every enabled resource, the hooks, the queues and the inbox', async () => {
+    const { code, stdout } = await cli(['status', '--json'], env, cwd)
+    expect(code).toBe(0)
+    const status = JSON.parse(stdout) as StatusJson
+    expect(status.resources.map((resource) => resource.resource)).toHaveLength(8)
+    expect(status.resources.find((resource) => resource.resource === 'crm.people')).toMatchObject({
+      live_rows: 20,
+      remote_count: 20,
+      drift: 0,
+      last_run: { mode: 'incremental', status: 'succeeded' },
+      active_sweep: null,
+    })
+    expect(status.hooks).toHaveLength(12)
+    expect(status.hooks?.[0]).toMatchObject({ owner: 'crm-sync', failed: 0 })
+    expect(stdout).not.toContain(ENGINE_SECRET)
+    expect(status.hooks_error).toBeNull()
+    expect(Object.keys(status.queues)).toContain('resource-sweep')
+    expect(status.inbox).toEqual({ accepted: 0, rejected: 0, processed: 0 })
+  })
+
+  it('asks the CRM nothing with --no-hooks', async () => {
+    const before = sandbox.control.counters().crm.requests
+    const { code, stdout } = await cli(['status', '--json', '--no-hooks'], env, cwd)
+    expect(code).toBe(0)
+    expect(JSON.parse(stdout)).toMatchObject({ hooks: null, hooks_error: null })
+    expect(sandbox.control.counters().crm.requests).toBe(before)
+  })
+
+  it('still reports the mirror when the CRM cannot be reached', async () => {
+    const { code, stdout } = await cli(
+      ['status', '--json'],
+      { ...env, CRM_BASE_URL: `http://127.0.0.1:${await freePort()}`, UPSTREAM_TIMEOUT_SECONDS: '2' },
+      cwd,
+    )
+    expect(code).toBe(0)
+    const status = JSON.parse(stdout) as StatusJson
+    expect(status.hooks).toBeNull()
+    expect(status.hooks_error).toBeTruthy()
+    expect(status.resources).toHaveLength(8)
+  })
+})
+
+describe('crm-sync status', () => {
+  it('prints tables of resources, hooks and queues', async () => {
+    const { code, stdout } = await cli(['status'], env, cwd)
+    expect(code).toBe(0)
+    expect(stdout).toMatch(
+      /^resource\s+live rows\s+remote\s+drift\s+watermark\s+last incremental\s+last full\s+last run$/m,
+    )
+    expect(stdout).toMatch(
+      /^crm\.people\s+20\s+20\s+0\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+\d+ s ago\s+.+#\d+ incremental succeeded \d+ s ago$/m,
+    )
+    expect(stdout).toContain('Hooks (12, no failures)')
+    expect(stdout).toContain('/webhooks/crm/***/person/create')
+    expect(stdout).toMatch(/^resource-sweep\s+\d+\s+\d+\s+\d+$/m)
+    expect(stdout).toContain('Inbox: 0 deliveries waiting to be applied')
+    expect(stdout).not.toContain(ENGINE_SECRET)
+  })
+})
+
+describe('with the embedded database of a running crm-sync', () => {
+  it('joins it instead of refusing the data folder that is in use', async () => {
+    const folder = await workdir()
+    const [port, databasePort] = [await freePort(), await freePort()]
+    const crm = { CRM_BASE_URL: sandbox.crmUrl, CRM_API_KEY: sandbox.crmApiKey }
+    const service = runCli(['start'], {
+      cwd: folder,
+      env: { ...crm, PORT: String(port), EMBEDDED_POSTGRES_PORT: String(databasePort), LOG_LEVEL: 'warn' },
+    })
+    try {
+      await waitFor(() => readyStatus(port), 90_000, '/readyz').catch((error) => {
+        throw new Error(`${error.message}\n${service.output()}`)
+      })
+      const { code, stdout, stderr } = await cli(['status', '--json', '--no-hooks'], crm, folder)
+      expect(stderr).toBe('')
+      expect(code).toBe(0)
+      expect((JSON.parse(stdout) as StatusJson).resources).toHaveLength(6) // reservation sync is off
+    } finally {
+      service.child.kill('SIGTERM')
+      expect(await service.exited).toBe(0)
+    }
+  })
+})

@@ -1,0 +1,354 @@
+// /metrics: the names, and that each one moves with what it counts. Unit tests drive createMetrics
+// directly; the last test watches the running service do the work.
+import { randomUUID } from 'node:crypto'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createUpstreamMetrics } from '../src/api-client/index.ts'
+import { parseConfig } from '../src/config/index.ts'
+import { createMetricsRoute } from '../src/http/metrics.ts'
+import { createLogger } from '../src/log.ts'
+import { createMetrics, type MetricsSources } from '../src/metrics/index.ts'
+import { increment } from '../src/receiver/counters.ts'
+import { people } from '../src/resources/index.ts'
+import { type Sandbox, startSandbox } from '../src/sandbox/index.ts'
+import { insertAcceptedDelivery, markDeliveryProcessed } from '../src/store/inbox.ts'
+import { upsertRecords } from '../src/store/records.ts'
+import { claimSweep, createRun, finishSweep, type RunView } from '../src/store/runs.ts'
+import { writeResourceState } from '../src/store/sync-state.ts'
+import { type JobQueue, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
+import { runEndedBy } from '../src/sync/run-end.ts'
+import {
+  createTestDatabase,
+  dropTestDatabase,
+  type TestDatabase,
+  useTestDatabase,
+} from './support/database.ts'
+import { type Engine, startEngine } from './support/engine.ts'
+import { waitFor } from './support/process.ts'
+import { metricTypes, sampleOf } from './support/prometheus.ts'
+
+const database = useTestDatabase()
+const logger = createLogger({ level: 'silent' })
+const config = parseConfig({ CRM_BASE_URL: 'http://127.0.0.1:1', CRM_API_KEY: 'unused-key' })
+let boss: JobQueue
+
+beforeAll(async () => {
+  boss = await startJobQueue(database.url, logger)
+})
+afterAll(async () => {
+  await boss?.stop({ graceful: false })
+})
+
+function metricsWith(overrides: Partial<MetricsSources> = {}) {
+  const sources: MetricsSources = {
+    db: database.db,
+    boss,
+    config,
+    logger,
+    receiverCounters: new Map(),
+    upstream: createUpstreamMetrics(),
+    resourceCountsMaxAgeSeconds: 0,
+    processMetrics: false,
+    ...overrides,
+  }
+  return { metrics: createMetrics(sources), sources }
+}
+
+const OWN_METRICS = {
+  crm_sync_webhook_deliveries_total: 'counter',
+  crm_sync_webhook_unauthorized_total: 'counter',
+  crm_sync_inbox_depth: 'gauge',
+  crm_sync_inbox_oldest_age_seconds: 'gauge',
+  crm_sync_queue_jobs: 'gauge',
+  crm_sync_jobs_total: 'counter',
+  crm_sync_upstream_requests_total: 'counter',
+  crm_sync_upstream_retries_total: 'counter',
+  crm_sync_upstream_throttled_seconds_total: 'counter',
+  crm_sync_records_applied_total: 'counter',
+  crm_sync_freshness_seconds: 'histogram',
+  crm_sync_live_rows: 'gauge',
+  crm_sync_remote_count: 'gauge',
+  crm_sync_drift: 'gauge',
+  crm_sync_run_duration_seconds: 'histogram',
+  crm_sync_scrape_source_failures_total: 'counter',
+}
+
+describe('the registry', () => {
+  it('declares every metric with its type, in a registry per instance, beside the process metrics', async () => {
+    const first = createMetrics({ ...metricsWith().sources, processMetrics: true })
+    const second = createMetrics({ ...metricsWith().sources, processMetrics: true })
+    for (const metrics of [first, second]) {
+      const types = metricTypes(await metrics.scrape())
+      expect(types).toMatchObject(OWN_METRICS)
+      expect(types).toMatchObject({
+        process_cpu_user_seconds_total: 'counter',
+        nodejs_heap_size_used_bytes: 'gauge',
+      })
+      const own = Object.keys(types).filter((name) => !/^(process|nodejs)_/.test(name))
+      expect(own.every((name) => name.startsWith('crm_sync_'))).toBe(true)
+    }
+  })
+
+  it('is served at GET /metrics in the Prometheus text format', async () => {
+    const { metrics } = metricsWith()
+    metrics.jobsDone('webhook-delivery', 'completed', 2)
+    const response = await createMetricsRoute(metrics).request('/metrics')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+    const text = await response.text()
+    expect(sampleOf(text, 'crm_sync_jobs_total', { kind: 'webhook-delivery', outcome: 'completed' })).toBe(2)
+  })
+})
+
+describe('counters copied at each scrape', () => {
+  it("follows the receiver's delivery and unauthorized counters", async () => {
+    const { metrics, sources } = metricsWith()
+    const counters = sources.receiverCounters
+    increment(counters, 'delivery:person:update:lean:accepted')
+    increment(counters, 'delivery:deal:destroy:unknown:rejected')
+    increment(counters, 'unauthorized', 3)
+    let text = await metrics.scrape()
+    const accepted = { model: 'person', event: 'update', shape: 'lean', outcome: 'accepted' }
+    expect(sampleOf(text, 'crm_sync_webhook_deliveries_total', accepted)).toBe(1)
+    expect(sampleOf(text, 'crm_sync_webhook_deliveries_total', { model: 'deal', outcome: 'rejected' })).toBe(
+      1,
+    )
+    expect(sampleOf(text, 'crm_sync_webhook_unauthorized_total')).toBe(3)
+    increment(counters, 'delivery:person:update:lean:accepted', 4)
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_webhook_deliveries_total', accepted)).toBe(5)
+  })
+
+  it("follows the API clients' requests, retries and throttled seconds", async () => {
+    const { metrics, sources } = metricsWith()
+    const { upstream } = sources
+    upstream.requests.add({ upstream: 'crm', route: 'people.show', status: '200' }, 7)
+    upstream.requests.add({ upstream: 'crm', route: 'people.show', status: '429' })
+    upstream.retries.add({ upstream: 'crm', route: 'people.show', reason: '429' })
+    upstream.throttledSeconds.add({ upstream: 'crm' }, 2.5)
+    let text = await metrics.scrape()
+    const ok = { upstream: 'crm', route: 'people.show', status: '200' }
+    expect(sampleOf(text, 'crm_sync_upstream_requests_total', ok)).toBe(7)
+    expect(sampleOf(text, 'crm_sync_upstream_requests_total', { status: '429' })).toBe(1)
+    expect(sampleOf(text, 'crm_sync_upstream_retries_total', { reason: '429' })).toBe(1)
+    expect(sampleOf(text, 'crm_sync_upstream_throttled_seconds_total', { upstream: 'crm' })).toBe(2.5)
+    upstream.requests.add(ok)
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_upstream_requests_total', ok)).toBe(8)
+  })
+})
+
+describe('events counted as they happen', () => {
+  it('counts jobs by kind and outcome, records applied by resource and source, and freshness', async () => {
+    const { metrics } = metricsWith()
+    metrics.jobsDone('record-refresh', 'completed', 3)
+    metrics.jobsDone('record-refresh', 'failed', 1)
+    metrics.recordsApplied('crm.people', 'payload', 1, new Date(Date.now() - 1500))
+    metrics.recordsApplied('crm.people', 'fetch', 500)
+    metrics.recordsApplied('crm.deals', 'tombstone', 1, new Date(Date.now() - 100))
+    const text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_jobs_total', { kind: 'record-refresh', outcome: 'completed' })).toBe(3)
+    expect(sampleOf(text, 'crm_sync_jobs_total', { kind: 'record-refresh', outcome: 'failed' })).toBe(1)
+    expect(
+      sampleOf(text, 'crm_sync_records_applied_total', { resource: 'crm.people', source: 'fetch' }),
+    ).toBe(500)
+    expect(
+      sampleOf(text, 'crm_sync_records_applied_total', { resource: 'crm.deals', source: 'tombstone' }),
+    ).toBe(1)
+    // only records that came from a delivery have a freshness
+    const payload = { resource: 'crm.people', source: 'payload' }
+    expect(sampleOf(text, 'crm_sync_freshness_seconds_count', payload)).toBe(1)
+    expect(sampleOf(text, 'crm_sync_freshness_seconds_bucket', { ...payload, le: '1' })).toBe(0)
+    expect(sampleOf(text, 'crm_sync_freshness_seconds_bucket', { ...payload, le: '2.5' })).toBe(1)
+    expect(sampleOf(text, 'crm_sync_freshness_seconds_sum', payload)).toBeGreaterThanOrEqual(1.5)
+    expect(sampleOf(text, 'crm_sync_freshness_seconds_count', { source: 'fetch' })).toBeUndefined()
+  })
+
+  it('observes run durations by mode and outcome', async () => {
+    const { metrics } = metricsWith()
+    const run = (status: 'succeeded' | 'failed', seconds: number): RunView => ({
+      id: 1,
+      mode: 'full',
+      status,
+      requested_by: 'test',
+      created_at: new Date('2026-01-01T00:00:00Z'),
+      started_at: new Date('2026-01-01T00:00:10Z'),
+      finished_at: new Date(Date.parse('2026-01-01T00:00:10Z') + seconds * 1000),
+      error: null,
+      resources: [],
+    })
+    metrics.runFinished(run('succeeded', 90))
+    metrics.runFinished(run('failed', 4))
+    const text = await metrics.scrape()
+    const succeeded = { mode: 'full', outcome: 'succeeded' }
+    expect(sampleOf(text, 'crm_sync_run_duration_seconds_count', succeeded)).toBe(1)
+    expect(sampleOf(text, 'crm_sync_run_duration_seconds_sum', succeeded)).toBe(90)
+    expect(sampleOf(text, 'crm_sync_run_duration_seconds_bucket', { ...succeeded, le: '60' })).toBe(0)
+    expect(sampleOf(text, 'crm_sync_run_duration_seconds_sum', { outcome: 'failed' })).toBe(4)
+  })
+
+  it("names only the sweep whose end finished its run (the run's duration is counted once)", async () => {
+    const created = await createRun(
+      database.db,
+      { mode: 'incremental', resources: ['crm.people', 'crm.deals'], requestedBy: 'test' },
+      async () => {},
+    )
+    if (created.status !== 'created') throw new Error('run refused')
+    const { runId } = created
+    const end = async (resource: string) => {
+      const key = { runId, resource, lease: randomUUID() }
+      await claimSweep(database.db, key)
+      await finishSweep(database.db, key, { status: 'succeeded' })
+    }
+    await end('crm.deals')
+    expect(await runEndedBy(database.db, runId, 'crm.deals')).toBeUndefined()
+    await end('crm.people')
+    expect(await runEndedBy(database.db, runId, 'crm.people')).toMatchObject({
+      id: runId,
+      status: 'succeeded',
+    })
+    expect(await runEndedBy(database.db, runId, 'crm.deals')).toBeUndefined()
+  })
+})
+
+describe('gauges read from the database at each scrape', () => {
+  it('follows the inbox: deliveries waiting and the age of the oldest', async () => {
+    const { metrics } = metricsWith()
+    expect(sampleOf(await metrics.scrape(), 'crm_sync_inbox_depth')).toBe(0)
+    expect(sampleOf(await metrics.scrape(), 'crm_sync_inbox_oldest_age_seconds')).toBe(0)
+    const delivery = {
+      model: 'person',
+      event: 'update',
+      shape: 'lean',
+      record_id: 1,
+      payload: '{}',
+      body: null,
+    }
+    const ids = [
+      await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null }),
+      await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null }),
+    ]
+    let text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_inbox_depth')).toBe(2)
+    expect(sampleOf(text, 'crm_sync_inbox_oldest_age_seconds')).toBeGreaterThanOrEqual(0)
+    for (const id of ids) await markDeliveryProcessed(database.db, id)
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_inbox_depth')).toBe(0)
+  })
+
+  it('follows the queues as pg-boss counts them', async () => {
+    const counts = { queuedCount: 0, activeCount: 0, failedCount: 0 }
+    const counting = {
+      getQueueStats: async (name: string) => [{ name, capturedOn: new Date(), ...counts }],
+    } as unknown as JobQueue
+    const { metrics } = metricsWith({ boss: counting })
+    const delivery = { queue: QUEUES.delivery.name }
+    let text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...delivery, state: 'queued' })).toBe(0)
+    Object.assign(counts, { queuedCount: 12, activeCount: 4, failedCount: 1 })
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...delivery, state: 'queued' })).toBe(12)
+    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...delivery, state: 'active' })).toBe(4)
+    expect(sampleOf(text, 'crm_sync_queue_jobs', { queue: QUEUES.sweep.name, state: 'failed' })).toBe(1)
+    // and from the real pg-boss
+    const real = await metricsWith().metrics.scrape()
+    expect(sampleOf(real, 'crm_sync_queue_jobs', { ...delivery, state: 'queued' })).toEqual(
+      expect.any(Number),
+    )
+  })
+
+  it('reports live rows, the last remote count and their difference (drift) per resource', async () => {
+    const { metrics } = metricsWith()
+    const person = { resource: 'crm.people' }
+    let text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_live_rows', person)).toBe(0)
+    expect(sampleOf(text, 'crm_sync_drift', person)).toBeUndefined() // never counted upstream
+    await writeResourceState(database.db, 'crm.people', { last_remote_count: 5 })
+    const fetched = { source: 'fetch' as const, fetchedAt: new Date() }
+    const record = (id: number) => ({ id, updated_at: '2022-12-14T15:53:43.000+01:00' })
+    await upsertRecords(database.db, people, [record(1), record(2), record(3)], fetched)
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_live_rows', person)).toBe(3)
+    expect(sampleOf(text, 'crm_sync_remote_count', person)).toBe(5)
+    expect(sampleOf(text, 'crm_sync_drift', person)).toBe(2)
+    await upsertRecords(database.db, people, [record(4), record(5)], fetched)
+    expect(sampleOf(await metrics.scrape(), 'crm_sync_drift', person)).toBe(0)
+    expect(sampleOf(text, 'crm_sync_live_rows', { resource: 'reservations.contacts' })).toBeUndefined()
+  })
+
+  it('counts live rows at most once per max age, however often it is scraped', async () => {
+    const { metrics } = metricsWith({ resourceCountsMaxAgeSeconds: 3600 })
+    const before = sampleOf(await metrics.scrape(), 'crm_sync_live_rows', { resource: 'crm.people' }) ?? 0
+    const fetched = { source: 'fetch' as const, fetchedAt: new Date() }
+    await upsertRecords(database.db, people, [{ id: 99, updated_at: '2022-12-14T15:53:43Z' }], fetched)
+    expect(sampleOf(await metrics.scrape(), 'crm_sync_live_rows', { resource: 'crm.people' })).toBe(before)
+  })
+
+  it('drops the series of a source it cannot read, counts the failure, and still answers', async () => {
+    const broken = {
+      getQueueStats: async () => {
+        throw new Error('connection terminated')
+      },
+    } as unknown as JobQueue
+    const { metrics } = metricsWith({ boss: broken })
+    const text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_queue_jobs')).toBeUndefined()
+    expect(sampleOf(text, 'crm_sync_scrape_source_failures_total', { source: 'queues' })).toBe(1)
+    expect(sampleOf(text, 'crm_sync_inbox_depth')).toEqual(expect.any(Number))
+  })
+})
+
+describe('the running service', () => {
+  let sandbox: Sandbox | undefined
+  let engine: Engine | undefined
+  let own: TestDatabase | undefined
+  afterEach(async () => {
+    await engine?.stop()
+    await sandbox?.stop()
+    if (own) await dropTestDatabase(own)
+  })
+
+  it('moves the metrics as deliveries, refreshes and sweeps happen', async () => {
+    sandbox = await startSandbox({ seedSize: 10, behaviour: { crmRateLimit: null } })
+    own = await createTestDatabase()
+    engine = await startEngine(sandbox, own.url, { HOOK_OBJECT_TYPE: 'lean' })
+    const upstream = sandbox
+    await waitFor(
+      async () => (upstream.control.crm.hooks().length === 12 ? true : undefined),
+      15_000,
+      'hooks',
+    )
+    const person = upstream.control.crm.create('people', { name: 'Mustermann' })
+    upstream.control.crm.update('people', person.id as number, { first_name: 'Max' })
+    await upstream.control.drainDeliveries()
+
+    const url = `http://127.0.0.1:${engine.port}/metrics`
+    const expectations: [string, Record<string, string>][] = [
+      [
+        'crm_sync_webhook_deliveries_total',
+        { model: 'person', event: 'create', shape: 'lean', outcome: 'accepted' },
+      ],
+      ['crm_sync_jobs_total', { kind: QUEUES.delivery.name, outcome: 'completed' }],
+      ['crm_sync_jobs_total', { kind: QUEUES.refresh.name, outcome: 'completed' }],
+      ['crm_sync_jobs_total', { kind: QUEUES.sweep.name, outcome: 'completed' }],
+      ['crm_sync_records_applied_total', { resource: 'crm.people', source: 'fetch' }],
+      ['crm_sync_freshness_seconds_count', { resource: 'crm.people', source: 'fetch' }],
+      ['crm_sync_upstream_requests_total', { upstream: 'crm', route: 'people.show', status: '200' }],
+      ['crm_sync_upstream_requests_total', { upstream: 'crm', route: 'people.index', status: '200' }],
+      ['crm_sync_run_duration_seconds_count', { mode: 'incremental', outcome: 'succeeded' }],
+    ]
+    const text = await waitFor(
+      async () => {
+        const body = await (await fetch(url)).text()
+        return expectations.every(([name, labels]) => (sampleOf(body, name, labels) ?? 0) > 0)
+          ? body
+          : undefined
+      },
+      30_000,
+      'every metric to move',
+    )
+    // live rows are counted at most every 30 s by default: present, though maybe from the first scrape
+    expect(sampleOf(text, 'crm_sync_live_rows', { resource: 'crm.people' })).toEqual(expect.any(Number))
+    expect(sampleOf(text, 'crm_sync_inbox_depth')).toEqual(expect.any(Number))
+    expect(sampleOf(text, 'process_resident_memory_bytes')).toBeGreaterThan(0)
+  })
+})
