@@ -26,7 +26,16 @@ function demo(args: string[]) {
 
 describe('npm run demo', () => {
   it('converges after changes under faults, prints the summary, exits 0 and cleans up', async () => {
-    const { code, stdout, stderr } = await demo(['--seed', '20', '--changes', '20', '--seconds', '3', '--timeout', '120'])
+    const { code, stdout, stderr } = await demo([
+      '--seed',
+      '20',
+      '--changes',
+      '20',
+      '--seconds',
+      '3',
+      '--timeout',
+      '120',
+    ])
     expect(code, `${stdout}\n${stderr}`).toBe(0)
     expect(stdout).toMatch(/^First sync: /m)
     expect(stdout).toMatch(/^ {2}in sync again after \d+ s$/m)

@@ -48,10 +48,24 @@ function parseCommandLine(command: Command, args: string[]) {
   }
 }
 
+/** Whether pino-pretty is installed: it is a devDependency, absent from the container image. */
+function prettyInstalled(): boolean {
+  try {
+    import.meta.resolve('pino-pretty')
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** One-shot commands keep stdout for their output: their logs go to stderr, warnings and worse. */
 function commandLogger(command: Command, config: Config, verbose: boolean): Logger {
   const secrets = configSecrets(config)
-  if (command.service) return createLogger({ level: config.logLevel, secrets })
+  if (command.service) {
+    // Pretty for a person at a terminal; JSON otherwise, and in the image (`docker run -it` has a TTY).
+    const pretty = process.stdout.isTTY === true && prettyInstalled()
+    return createLogger({ level: config.logLevel, secrets, pretty })
+  }
   const chatty = ['info', 'debug', 'trace'].includes(config.logLevel)
   const level = chatty && !verbose ? 'warn' : config.logLevel
   return createLogger({ level, destination: process.stderr, secrets })

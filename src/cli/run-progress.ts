@@ -50,6 +50,8 @@ function bars(stream: ProgressStream): RunProgress {
     clearOnComplete: false,
     gracefulExit: false, // resync handles SIGINT itself, and stops the bars first
     fps: 5,
+    // A line logged above the bars moves them down: every bar must be redrawn, changed or not.
+    forceRedraw: true,
     format: (_options, _params, payload: { sweep: Sweep }) => {
       const { sweep } = payload
       const done = Math.round(fraction(sweep) * BAR_WIDTH)
@@ -72,7 +74,7 @@ function bars(stream: ProgressStream): RunProgress {
       }
     },
     note(line) {
-      multibar.log(`${line}\n`)
+      multibar.log(`${line}\u001b[K\n`) // clears what a bar left on that line of the screen
     },
     stop() {
       if (!multibar.isActive) return

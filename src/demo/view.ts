@@ -24,6 +24,7 @@ export interface DemoView {
 }
 
 const BAR_WIDTH = 30
+const CLEAR_TO_END = '\u001b[K'
 const LINE_INTERVAL_MS = 5000
 
 function countersLine(state: DemoState): string {
@@ -52,6 +53,8 @@ function bars(stream: ProgressStream): DemoView {
     clearOnComplete: false,
     gracefulExit: false, // the demo stops the bars itself on SIGINT
     fps: 5,
+    // A line logged above the bars moves them down: every bar must be redrawn, changed or not.
+    forceRedraw: true,
     format: (_options, _params, payload: { line: string }) => payload.line,
   })
   const lines = new Map<string, cliProgress.SingleBar>()
@@ -62,9 +65,10 @@ function bars(stream: ProgressStream): DemoView {
   }
   return {
     phase(text) {
-      // A line that wraps would throw off the redrawing of the bars below it.
+      // A line that wraps would throw off the redrawing of the bars below it; one shorter than the
+      // bar it replaces on screen must clear the rest of that line (ESC [K).
       const columns = (stream as { columns?: number }).columns ?? 80
-      multibar.log(`${text.slice(0, columns - 1)}\n`)
+      multibar.log(`${text.slice(0, columns - 1)}${CLEAR_TO_END}\n`)
     },
     show(state) {
       const width = Math.max(...state.tables.map((table) => table.table.length))

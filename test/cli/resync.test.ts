@@ -9,7 +9,7 @@ import { countLiveRows } from '../../src/store/sync-state.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { type Engine, startEngine } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
-import { cli, startCli, workdir } from './run.ts'
+import { cli, removeWorkdirs, startCli, workdir } from './run.ts'
 
 let sandbox: Sandbox
 let database: TestDatabase
@@ -26,6 +26,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await sandbox?.stop()
+  await removeWorkdirs()
 })
 beforeEach(async () => {
   database = await createTestDatabase()

@@ -9,7 +9,7 @@ import type { Status } from '../../src/sync/status.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { ENGINE_SECRET, type Engine, startEngine } from '../support/engine.ts'
 import { readyStatus, runCli, waitFor } from '../support/process.ts'
-import { cli, workdir } from './run.ts'
+import { cli, removeWorkdirs, workdir } from './run.ts'
 
 type StatusJson = Status & { hooks: Record<string, unknown>[] | null; hooks_error: string | null }
 
@@ -51,6 +51,7 @@ afterAll(async () => {
   await engine?.stop()
   await sandbox?.stop()
   if (database) await dropTestDatabase(database)
+  await removeWorkdirs()
 })
 
 describe('crm-sync status --json', () => {

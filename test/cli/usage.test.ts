@@ -1,7 +1,7 @@
 // The command line without a database: --help on every command, and the exit codes of mistakes
 // (2 for usage and configuration), before anything is opened.
-import { beforeAll, describe, expect, it } from 'vitest'
-import { cli, workdir } from './run.ts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cli, removeWorkdirs, workdir } from './run.ts'
 
 const CRM = { CRM_BASE_URL: 'http://127.0.0.1:9', CRM_API_KEY: 'k-secret-value' }
 let cwd: string
@@ -9,6 +9,7 @@ let cwd: string
 beforeAll(async () => {
   cwd = await workdir()
 })
+afterAll(removeWorkdirs)
 
 describe('crm-sync --help', () => {
   it('lists every command and exits 0', async () => {
