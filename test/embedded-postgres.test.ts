@@ -1,6 +1,7 @@
 // The ways an embedded PostgreSQL refuses to start, each with a message that says why. (A real
 // start is covered by the global setup of every test run without TEST_DATABASE_URL, and by start.test.ts.)
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -52,6 +53,21 @@ describe('embedded PostgreSQL', () => {
       )
     } finally {
       server.close()
+    }
+  })
+
+  it("runs the server in a process group of its own, out of reach of a terminal's Ctrl-C", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crm-sync-embedded-'))
+    await chmod(dir, 0o755)
+    const server = await startEmbeddedPostgres({ dataDir: dir })
+    try {
+      const group = (pid: number | 'self') =>
+        readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[2]
+      expect(group(server.pid)).toBe(String(server.pid))
+      expect(group(server.pid)).not.toBe(group('self'))
+    } finally {
+      await server.stop()
+      await rm(dir, { recursive: true, force: true })
     }
   })
 })

