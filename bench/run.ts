@@ -3,6 +3,8 @@
 // The database: BENCH_DATABASE_URL or DATABASE_URL (a server URL; a database per scenario is created
 // on it and dropped afterwards), else the machine's PostgreSQL on 127.0.0.1:5432, else an embedded one.
 import { mkdir, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { apply } from './apply.ts'
 import { backfill } from './backfill.ts'
@@ -21,25 +23,34 @@ const { values } = parseArgs({
   options: {
     only: { type: 'string', multiple: true },
     quick: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 })
 
 if (values.help) {
-  console.log(`usage: npm run bench -- [--only ${SCENARIOS.map((s) => s.name).join(',')}] [--quick]`)
+  console.log(
+    `usage: npm run bench -- [--only ${SCENARIOS.map((s) => s.name).join(',')}] [--quick] [--profile]\n` +
+      '  --quick    small sizes and short phases (figures not comparable)\n' +
+      '  --profile  a CPU profile of every engine and receiver process, under the temporary folder',
+  )
   process.exit(0)
 }
 
 const only = (values.only ?? []).flatMap((names) => names.split(',')).filter(Boolean)
 const unknown = only.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name))
 if (unknown.length) {
-  console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+  console.error(
+    `unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`,
+  )
   process.exit(2)
 }
 const chosen = only.length ? SCENARIOS.filter((scenario) => only.includes(scenario.name)) : SCENARIOS
 const quick = values.quick ?? false
 
 const startedAt = new Date()
+const profileDir = join(tmpdir(), 'crm-sync-bench-profiles', startedAt.toISOString().replaceAll(':', '-'))
+const nodeOptions = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
 const elapsed = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`
 const runStart = performance.now()
 const log = (message: string) => console.log(`[${elapsed(runStart).padStart(7)}] ${message}`)
@@ -54,10 +65,20 @@ try {
   for (const scenario of chosen) {
     log(`${scenario.name}: ${scenario.title}`)
     const started = performance.now()
-    const ctx = { server, quick, log: (message: string) => log(`  ${scenario.name}: ${message}`) }
+    const ctx = {
+      server,
+      quick,
+      nodeOptions,
+      log: (message: string) => log(`  ${scenario.name}: ${message}`),
+    }
     try {
       const report = await scenario.run(ctx)
-      results.push({ name: scenario.name, title: scenario.title, seconds: (performance.now() - started) / 1000, ...report })
+      results.push({
+        name: scenario.name,
+        title: scenario.title,
+        seconds: (performance.now() - started) / 1000,
+        ...report,
+      })
     } catch (error) {
       console.error(error)
       results.push({
@@ -91,4 +112,5 @@ await writeFile(new URL(`${stem}.json`, folder), `${JSON.stringify(run, null, 2)
 await writeFile(new URL(`${stem}.md`, folder), markdown)
 console.log(`\n${markdown}`)
 log(`written: bench/results/${stem}.json and .md`)
+if (values.profile) log(`CPU profiles: ${profileDir} (open them in Chrome DevTools or speedscope)`)
 process.exit(results.some((result) => result.error) ? 1 : 0)

@@ -16,13 +16,24 @@ export interface Child<Ready> {
 
 type Message<Ready> = { type: 'ready'; ready: Ready } | { type: 'failed'; error: string }
 
-export async function spawnChild<Ready>(file: URL, options: unknown): Promise<Child<Ready>> {
-  const child: ChildProcess = spawn(process.execPath, [file.pathname, JSON.stringify(options)], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  })
+/** `nodeOptions`: flags for the child's Node, e.g. `--max-old-space-size=192` or `--cpu-prof`. */
+export async function spawnChild<Ready>(
+  file: URL,
+  options: unknown,
+  nodeOptions: string[] = [],
+): Promise<Child<Ready>> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...nodeOptions, file.pathname, JSON.stringify(options)],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  )
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const ready = await new Promise<Ready>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${file.pathname} exited with ${code} before it was ready`)))
+    child.once('exit', (code) =>
+      reject(new Error(`${file.pathname} exited with ${code} before it was ready`)),
+    )
     child.on('message', (message: Message<Ready>) => {
       if (message.type === 'ready') resolve(message.ready)
       else reject(new Error(`${file.pathname} failed: ${message.error}`))
@@ -67,7 +78,10 @@ export async function serveChild<Ready>(
     })
     process.send?.({ type: 'ready', ready })
   } catch (error) {
-    process.send?.({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) })
+    process.send?.({
+      type: 'failed',
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    })
     process.exit(1)
   }
 }

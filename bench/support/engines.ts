@@ -3,6 +3,9 @@ import type { Sandbox } from '../../src/sandbox/index.ts'
 import { freePort } from '../../src/store/embedded-postgres.ts'
 import { type Child, spawnChild } from './child.ts'
 
+/** Where the upstream services are: a sandbox in this process or in another one. */
+export type Upstream = Pick<Sandbox, 'crmUrl' | 'crmApiKey' | 'reservationUrl' | 'reservationApiKey'>
+
 export const BENCH_SECRET = 'bench-secret-0123456789abcdef'
 
 export interface EngineOptions {
@@ -10,6 +13,8 @@ export interface EngineOptions {
   /** Registers the hooks with the sandbox under this engine's URL (one engine per database only). */
   hooks?: boolean
   env?: Record<string, string>
+  /** Flags for the engine's Node. */
+  nodeOptions?: string[]
 }
 
 export interface EngineProcess extends Child<{ port: number }> {
@@ -17,7 +22,7 @@ export interface EngineProcess extends Child<{ port: number }> {
 }
 
 /** The environment of an engine against the sandbox; full reconciliation only on 1 January. */
-export function engineEnv(sandbox: Sandbox, port: number, options: EngineOptions): Record<string, string> {
+export function engineEnv(sandbox: Upstream, port: number, options: EngineOptions): Record<string, string> {
   return {
     CRM_BASE_URL: sandbox.crmUrl,
     CRM_API_KEY: sandbox.crmApiKey,
@@ -33,11 +38,12 @@ export function engineEnv(sandbox: Sandbox, port: number, options: EngineOptions
   }
 }
 
-export async function spawnEngine(sandbox: Sandbox, options: EngineOptions): Promise<EngineProcess> {
+export async function spawnEngine(sandbox: Upstream, options: EngineOptions): Promise<EngineProcess> {
   const port = await freePort()
   const child = await spawnChild<{ port: number }>(
     new URL('./engine-process.ts', import.meta.url),
     engineEnv(sandbox, port, options),
+    options.nodeOptions,
   )
   return { ...child, url: `http://127.0.0.1:${child.ready.port}` }
 }

@@ -98,7 +98,12 @@ export async function closedLoop(options: LoadOptions): Promise<LoadResult> {
   )
   const seconds = (performance.now() - started) / 1000
   for (const { agent } of pool) agent.destroy()
-  return { ...counts.result, seconds, rate: counts.result.acknowledged / seconds, latencies: counts.latencies }
+  return {
+    ...counts.result,
+    seconds,
+    rate: counts.result.acknowledged / seconds,
+    latencies: counts.latencies,
+  }
 }
 
 /** `rate` deliveries per second on a fixed schedule for `seconds`, over at most `connections`. */
@@ -123,5 +128,10 @@ export async function openLoop(options: LoadOptions & { rate: number }): Promise
   await Promise.all(inFlight)
   const seconds = (performance.now() - started) / 1000
   for (const { agent } of pool) agent.destroy()
-  return { ...counts.result, seconds, rate: counts.result.acknowledged / seconds, latencies: counts.latencies }
+  return {
+    ...counts.result,
+    seconds,
+    rate: counts.result.acknowledged / seconds,
+    latencies: counts.latencies,
+  }
 }

@@ -27,7 +27,8 @@ export async function firstDifference(db: Db, sandbox: Sandbox): Promise<string 
       const truth = sandbox.control.crm.get(collection, id)
       const row = mirror.get(id)
       if (!truth || !row) return `${table} ${id}: missing`
-      if (row.updated_at?.getTime() !== Date.parse(String(truth.updated_at))) return `${table} ${id}: updated_at`
+      if (row.updated_at?.getTime() !== Date.parse(String(truth.updated_at)))
+        return `${table} ${id}: updated_at`
       const tags = ((truth.tags ?? []) as { name: string }[]).map((tag) => tag.name).sort()
       if ((row.tags ?? '') !== tags.join(',')) return `${table} ${id}: tags`
     }

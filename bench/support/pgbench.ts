@@ -28,7 +28,18 @@ export async function pgbench(
   try {
     const { stdout } = await promisify(execFile)(
       'pgbench',
-      ['-n', '-f', script, '-c', String(options.clients), '-j', '2', '-T', String(options.seconds), databaseUrl],
+      [
+        '-n',
+        '-f',
+        script,
+        '-c',
+        String(options.clients),
+        '-j',
+        '2',
+        '-T',
+        String(options.seconds),
+        databaseUrl,
+      ],
       { maxBuffer: 10 * 1024 * 1024 },
     )
     const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)
@@ -72,8 +83,13 @@ export async function deliveryJobInsert(databaseUrl: string, options: { notify: 
   }
   if (!caught) throw new Error('pg-boss sent no statement')
   // Without an id, the statement draws one (gen_random_uuid), as it does for every job.
-  const jobs = (JSON.parse(String(caught.values[0])) as Record<string, unknown>[]).map(({ id: _, ...job }) => job)
-  let text = caught.text.replace('$1', literal(JSON.stringify(jobs))).replace(/\s+/g, ' ').trim()
+  const jobs = (JSON.parse(String(caught.values[0])) as Record<string, unknown>[]).map(
+    ({ id: _, ...job }) => job,
+  )
+  let text = caught.text
+    .replace('$1', literal(JSON.stringify(jobs)))
+    .replace(/\s+/g, ' ')
+    .trim()
   if (!options.notify) {
     const bare = /^WITH ins AS \((.*)\), notified AS .*$/.exec(text)
     if (!bare?.[1]) throw new Error('the job statement has no NOTIFY part to leave out')

@@ -43,6 +43,7 @@ const formatNumber = (value: number, digits = 0) =>
 
 const withUnit = (value: number, unit: string, digits?: number) => {
   const number = formatNumber(value, digits ?? (Math.abs(value) < 10 && value !== Math.round(value) ? 2 : 0))
+  if (unit === '') return number
   return unit.startsWith('/') || unit === '%' ? `${number}${unit}` : `${number} ${unit}`
 }
 
@@ -80,7 +81,10 @@ export function markdownReport(run: RunResult): string {
   const bounds = run.scenarios.flatMap((scenario) =>
     scenario.figures
       .filter((figure) => figure.bound)
-      .map((figure) => `- **${scenario.title}, ${figure.measure}**${figure.target && !figure.target.pass ? ' (missed)' : ''}: ${figure.bound}`),
+      .map(
+        (figure) =>
+          `- **${scenario.title}, ${figure.measure}**${figure.target && !figure.target.pass ? ' (missed)' : ''}: ${figure.bound}`,
+      ),
   )
   const settings = run.scenarios.map(
     (scenario) =>

@@ -6,6 +6,8 @@ export interface Context {
   server: DatabaseServer
   /** Small sizes and short phases, for trying the benchmarks out. */
   quick: boolean
+  /** Flags for the Node of every engine process a scenario starts (`--profile` adds `--cpu-prof`). */
+  nodeOptions: string[]
   log(message: string): void
 }
 

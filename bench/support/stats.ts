@@ -79,4 +79,3 @@ export function peakRssBytes(pid: number): number {
     return Number.NaN
   }
 }
-

@@ -28,7 +28,11 @@ export async function sweepHere(
   const jobs: SweepJob[] = []
   const started = performance.now()
   const result = await startRun(
-    { db, reservationEnabled: config.reservation !== null, enqueue: async (_trx, job) => void jobs.push(job) },
+    {
+      db,
+      reservationEnabled: config.reservation !== null,
+      enqueue: async (_trx, job) => void jobs.push(job),
+    },
     { ...request, requestedBy: 'bench' },
   )
   if (result.status !== 'started') throw new Error(`run refused: ${JSON.stringify(result)}`)
