@@ -10,6 +10,7 @@ import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
 import { QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { enabledResources, RunRequestError, startRun, sweepEnqueuer } from '../../src/sync/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
+import { waitFor } from '../support/process.ts'
 import { logger, mirrorOf, sandboxConfig, startTestRun, sweepDeps, truthOf } from './support.ts'
 
 const database = useTestDatabase()
@@ -226,13 +227,15 @@ describe('the sweep handler', () => {
         createSweepHandler(sweepDeps(database.db, sandboxConfig(sandbox))),
       )
       const runId = started.status === 'started' ? started.runId : 0
-      const deadline = Date.now() + 20_000
-      let run = await readRun(database.db, runId)
-      while (run?.finished_at === null && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 100))
-        run = await readRun(database.db, runId)
-      }
-      expect(run?.status).toBe('succeeded')
+      const run = await waitFor(
+        async () => {
+          const current = await readRun(database.db, runId)
+          return current?.finished_at ? current : undefined
+        },
+        20_000,
+        'the run to finish',
+      )
+      expect(run.status).toBe('succeeded')
       const truth = truthOf(
         sandbox.control.crm
           .liveIds('people')
