@@ -8,6 +8,7 @@ import type { Db } from '../../store/database.ts'
 import { abandonSweep } from '../../store/runs.ts'
 import type { SyncObserver } from '../observer.ts'
 import { reportRunEnd } from '../run-end.ts'
+import { recordJobContext } from './job-context.ts'
 
 const sweepJob = z.object({ runId: z.number().int().positive(), resource: z.string().min(1) })
 
@@ -20,13 +21,7 @@ export interface DeadLetterDeps {
 export function createDeadLetterHandler(deps: DeadLetterDeps) {
   return async (jobs: Job<unknown>[]): Promise<void> => {
     for (const job of jobs) {
-      const data = job.data as { resource?: unknown; id?: unknown } | null
-      const context = {
-        jobId: job.id,
-        resource: typeof data?.resource === 'string' ? data.resource : undefined,
-        recordId: typeof data?.id === 'number' ? data.id : undefined,
-      }
-      await withLogContext(context, async () => {
+      await withLogContext(recordJobContext(job), async () => {
         const sweep = sweepJob.safeParse(job.data)
         if (sweep.success) {
           const { runId, resource } = sweep.data

@@ -6,6 +6,7 @@ import { type Logger, withLogContext } from '../../log.ts'
 import { findResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
+import { recordJobContext } from './job-context.ts'
 
 const refreshJob = z.object({
   resource: z.string(),
@@ -25,14 +26,7 @@ export interface RefreshHandlerDeps {
 export function createRefreshHandler(deps: RefreshHandlerDeps) {
   return async (jobs: Job<unknown>[]): Promise<void> => {
     for (const job of jobs) {
-      const data = job.data as { resource?: unknown; id?: unknown } | null
-      // The context names the record even before the payload is checked, for the line that drops it.
-      const context = {
-        jobId: job.id,
-        resource: typeof data?.resource === 'string' ? data.resource : undefined,
-        recordId: typeof data?.id === 'number' ? data.id : undefined,
-      }
-      await withLogContext(context, () => refresh(deps, job))
+      await withLogContext(recordJobContext(job), () => refresh(deps, job))
     }
   }
 }
