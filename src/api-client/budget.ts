@@ -64,7 +64,7 @@ export function createBudget(options: BudgetOptions): Budget {
         if (taken.granted) {
           if (waited)
             metrics.throttledSeconds.add({ upstream: options.service }, (clock.now() - started) / 1000)
-          return { slot: taken.slot, lease: taken.lease }
+          return { slot: taken.slot, lease: taken.lease, grantedAt: taken.grantedAt }
         }
         await clock.sleepUntil(now + Math.min(Math.max(taken.waitMs, 0), RECHECK_MS))
       }

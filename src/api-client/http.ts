@@ -121,7 +121,8 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
       const repeatable = request.method !== 'POST'
       for (let attempt = 1; ; attempt++) {
         const lease = await budget.take()
-        const sentAt = clock.now()
+        // The database's clock, which every replica shares (see BudgetLease.grantedAt).
+        const sentAt = lease.grantedAt.getTime()
         let outcome: Outcome
         try {
           outcome = await exchange(request)

@@ -9,6 +9,12 @@ import type { Db } from './database.ts'
 export interface BudgetLease {
   slot: number
   lease: number
+  /**
+   * PostgreSQL's time when the slot was granted. The request leaves after it, so an answer reflects
+   * every change the upstream made before then: the time a fetched record is compared with, on the
+   * clock the inbox's `received_at` and the tombstones also use.
+   */
+  grantedAt: Date
 }
 
 export type SlotTake = ({ granted: true } & BudgetLease) | { granted: false; waitMs: number }
@@ -40,7 +46,7 @@ export async function takeBudgetSlot(
   upstream: string,
   options: { holdMs: number; at: Date | null },
 ): Promise<SlotTake> {
-  const result = await sql<{ slot: number | null; lease: number | null; wait_ms: number }>`
+  const result = await sql<{ slot: number | null; lease: number | null; granted_at: Date; wait_ms: number }>`
     with clock as (select ${clock(options.at)} as now),
     pause as (
       select b.paused_until from sync.upstream_budget b, clock
@@ -60,7 +66,7 @@ export async function takeBudgetSlot(
       where s.upstream = ${upstream} and s.slot = free.slot
       returning s.slot, s.lease
     )
-    select taken.slot, taken.lease,
+    select taken.slot, taken.lease, clock.now as granted_at,
       (extract(epoch from greatest(
         (select paused_until from pause),
         (select min(free_at) from sync.upstream_budget_slots where upstream = ${upstream}),
@@ -69,7 +75,9 @@ export async function takeBudgetSlot(
     from clock left join taken on true
   `.execute(db)
   const row = result.rows[0]
-  if (row?.slot != null && row.lease != null) return { granted: true, slot: row.slot, lease: row.lease }
+  if (row?.slot != null && row.lease != null) {
+    return { granted: true, slot: row.slot, lease: row.lease, grantedAt: new Date(row.granted_at) }
+  }
   return { granted: false, waitMs: row?.wait_ms ?? 0 }
 }
 

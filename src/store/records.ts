@@ -173,8 +173,10 @@ export async function upsertRecords(
       )`
   })
 
+  // `_fetched_at` is the time of the request whose answer wrote the row; a payload keeps the row's.
   const updates = [...names.filter((name) => name !== 'id'), '_raw', '_synced_at', '_deleted_at', '_source']
     .map((name) => `${quote(name)} = excluded.${quote(name)}`)
+    .concat('_fetched_at = coalesce(excluded._fetched_at, t._fetched_at)')
     .join(', ')
 
   const result = await sql<{ id: number }>`
@@ -183,8 +185,8 @@ export async function upsertRecords(
         as x(${sql.raw(recordsetColumns(resource.columns))}, _raw jsonb, _deleted_at timestamptz)
     ),
     upserted as (
-      insert into ${sql.raw(table(resource.name))} as t (${sql.raw(columnList(names))}, _raw, _synced_at, _deleted_at, _source)
-      select ${sql.raw(columnList(names))}, _raw, now(), _deleted_at, ${origin.source}
+      insert into ${sql.raw(table(resource.name))} as t (${sql.raw(columnList(names))}, _raw, _synced_at, _deleted_at, _source, _fetched_at)
+      select ${sql.raw(columnList(names))}, _raw, now(), _deleted_at, ${origin.source}, ${fetchedAt}::timestamptz
       from input
       on conflict (id) do update set ${sql.raw(updates)}
       where ${applyRule(resource, fetchedAt)}
@@ -201,18 +203,22 @@ export async function upsertRecords(
 /**
  * Marks rows deleted as of `at`. Ids never mirrored get a placeholder row, so that a stale payload
  * arriving later cannot create them. Returns the ids that were live (or unknown) before.
+ * `fetched`: the upstream answered 404 to a request sent at `at`, which is then the row's `_fetched_at`.
  */
 export async function tombstone(
   db: Db,
   resource: Resource,
   ids: number[],
   at: Date = new Date(),
+  options: { fetched?: boolean } = {},
 ): Promise<number[]> {
   if (ids.length === 0) return []
+  const fetchedAt = options.fetched ? at.toISOString() : null
   const result = await sql<{ id: number }>`
-    insert into ${sql.raw(table(resource.name))} as t (id, _deleted_at, _synced_at)
-    select distinct unnest(${ids}::bigint[]), ${at.toISOString()}::timestamptz, now()
-    on conflict (id) do update set _deleted_at = excluded._deleted_at, _synced_at = now()
+    insert into ${sql.raw(table(resource.name))} as t (id, _deleted_at, _synced_at, _fetched_at)
+    select distinct unnest(${ids}::bigint[]), ${at.toISOString()}::timestamptz, now(), ${fetchedAt}::timestamptz
+    on conflict (id) do update set _deleted_at = excluded._deleted_at, _synced_at = now(),
+      _fetched_at = coalesce(excluded._fetched_at, t._fetched_at)
     where t._deleted_at is null
     returning t.id
   `.execute(db)

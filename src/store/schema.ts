@@ -29,6 +29,8 @@ export interface MainEngineColumns {
   _deleted_at: Date | null
   /** Where the row's data came from: a response of the upstream, or a webhook payload. Null for a tombstone placeholder. */
   _source: RecordSource | null
+  /** When the request was sent whose answer last wrote the row (PostgreSQL's clock); null for a payload's row. */
+  _fetched_at: Date | null
 }
 
 export interface ChildEngineColumns {
@@ -91,7 +93,7 @@ export interface RunResourcesTable {
   tombstoned: Generated<number>
 }
 
-export type InboxStatus = 'accepted' | 'rejected' | 'processed'
+export type InboxStatus = 'accepted' | 'rejected' | 'processed' | 'failed'
 
 export interface InboxTable {
   id: Generated<number>
@@ -107,6 +109,12 @@ export interface InboxTable {
   reason: string | null
   job_id: string | null
   processed_at: Timestamp | null
+  /** Times a worker took the delivery and could not apply it. */
+  attempts: Generated<number>
+  /** Not taken again before then (backoff after a failed attempt); null: at once. */
+  available_at: Timestamp | null
+  /** The last attempt's error, and the reason a `failed` delivery was given up. */
+  error: string | null
 }
 
 export interface UpstreamBudgetTable {

@@ -47,7 +47,7 @@ export async function countInboxByStatus(db: Db): Promise<Record<InboxStatus, nu
     .select(['status', sql<number>`count(*)::int`.as('count')])
     .groupBy('status')
     .execute()
-  const counts: Record<InboxStatus, number> = { accepted: 0, rejected: 0, processed: 0 }
+  const counts: Record<InboxStatus, number> = { accepted: 0, rejected: 0, processed: 0, failed: 0 }
   for (const row of rows) counts[row.status] = row.count
   return counts
 }

@@ -46,7 +46,7 @@ async function refresh({ db, clients, logger, onApplied }: RefreshHandlerDeps, j
   if (result.status === 'found') {
     await upsertRecords(db, resource, [result.record], { source: 'fetch', fetchedAt: result.fetchedAt })
   } else {
-    await tombstone(db, resource, [id], result.fetchedAt)
+    await tombstone(db, resource, [id], result.fetchedAt, { fetched: true })
   }
   onApplied?.(
     resource.name,
