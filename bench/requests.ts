@@ -81,8 +81,9 @@ const delta = (after: ReturnType<typeof tally>, before: ReturnType<typeof tally>
 /** No refresh or delivery waiting or running. */
 async function queuesIdle(db: Db): Promise<boolean> {
   const { rows } = await sql<{ n: number }>`
-    select count(*)::int as n from pgboss.job
-    where name in ('record-refresh', 'webhook-delivery') and state in ('created', 'retry', 'active')
+    select (select count(*)::int from pgboss.job
+      where name = 'record-refresh' and state in ('created', 'retry', 'active'))
+      + (select count(*)::int from sync.inbox where status = 'accepted') as n
   `.execute(db)
   return rows[0]?.n === 0
 }

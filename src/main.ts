@@ -16,7 +16,7 @@ import { createReceiver } from './receiver/app.ts'
 import type { Counters } from './receiver/counters.ts'
 import { type HookKeeper, type HookStatus, keepHooksRegistered } from './receiver/hook-keeper.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
-import { deliveryEnqueuer, type JobQueue, startJobQueue } from './sync/job-queue.ts'
+import { type JobQueue, startJobQueue } from './sync/job-queue.ts'
 import { sweepEnqueuer } from './sync/runs.ts'
 import { collectStatus } from './sync/status.ts'
 import { startWorkers, type Workers } from './sync/workers.ts'
@@ -58,7 +58,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
     const receiver = config.webhookSecret
       ? createReceiver({
           db: database.db,
-          enqueue: deliveryEnqueuer(queue),
+          onAccepted: () => workers?.wakeDeliveries(),
           secret: config.webhookSecret,
           logger,
           counters: receiverCounters,
@@ -122,11 +122,12 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       stop() {
         stopping ??= (async () => {
           hooks?.stop()
-          workers?.stop()
           await new Promise<void>((resolve) => {
             server.close(() => resolve())
             server.closeIdleConnections()
           })
+          // After the server: deliveries acknowledged until the last moment are applied now.
+          await workers?.stop()
           // Active jobs may finish; the rest stay queued for the next start or another replica.
           await queue.stop({ graceful: true, timeout: 20_000 })
           await database.close()
@@ -137,7 +138,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
     }
   } catch (error) {
     hooks?.stop()
-    workers?.stop()
+    await workers?.stop()
     await jobs?.stop({ graceful: false }).catch(() => {})
     await database.close().catch(() => {})
     throw error

@@ -298,12 +298,13 @@ describe('GET /admin/status', () => {
     expect(Object.keys(status.queues).sort()).toEqual(
       Object.values(QUEUES)
         .map((q) => q.name)
+        .filter((name) => name !== QUEUES.delivery.name)
         .sort(),
     )
     for (const counts of Object.values(status.queues)) {
       expect(counts).toMatchObject({ queued: expect.any(Number), active: expect.any(Number) })
     }
-    expect(status.inbox).toEqual({ accepted: 0, rejected: 0, processed: 0 })
+    expect(status.inbox).toEqual({ accepted: 0, rejected: 0, processed: 0, failed: 0 })
   })
 })
 

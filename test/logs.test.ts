@@ -11,7 +11,7 @@ import { type Sandbox, startSandbox } from '../src/sandbox/index.ts'
 import { freePort } from '../src/store/embedded-postgres.ts'
 import { insertAcceptedDelivery } from '../src/store/inbox.ts'
 import { createRun } from '../src/store/runs.ts'
-import { createDeliveryHandler } from '../src/sync/handlers/delivery.ts'
+import { createInboxDrain } from '../src/sync/delivery-worker.ts'
 import { createRefreshHandler } from '../src/sync/handlers/refresh.ts'
 import { createSweepHandler } from '../src/sync/handlers/sweep.ts'
 import { type JobQueue, startJobQueue } from '../src/sync/job-queue.ts'
@@ -204,22 +204,33 @@ describe('the lines of each job kind', () => {
     everyLine(records(), { jobId: 'refresh-1', resource: 'crm.people', recordId: id })
   })
 
-  it('a delivery: job id, resource and record id', async () => {
+  it('a delivery: inbox id, resource and record id on every line about it', async () => {
     const { logger, records } = capture()
-    const inboxId = await insertAcceptedDelivery(database.db, {
-      model: 'person',
-      event: 'update',
-      shape: 'lean',
-      record_id: 77,
-      payload: JSON.stringify({ model: 'person', event: 'update', record_id: 77 }),
-      body: null,
-      reason: null,
-      job_id: null,
-    })
-    const handle = createDeliveryHandler({ db: database.db, boss, logger, refreshCoalesceSeconds: 5 })
-    await handle([{ id: 'delivery-1', data: { inbox_id: inboxId } } as Job<unknown>])
-    expect(records().map((record) => record.msg)).toContain('delivery processed')
-    everyLine(records(), { jobId: 'delivery-1', resource: 'crm.people', recordId: 77, inboxId })
+    const inboxIds: number[] = []
+    for (const recordId of [77, 78]) {
+      inboxIds.push(
+        await insertAcceptedDelivery(database.db, {
+          model: 'person',
+          event: 'update',
+          shape: 'lean',
+          record_id: recordId,
+          payload: JSON.stringify({ model: 'person', event: 'update', record_id: recordId }),
+          body: null,
+          reason: null,
+          job_id: null,
+        }),
+      )
+    }
+    const drain = createInboxDrain({ db: database.db, boss, logger, refreshCoalesceSeconds: 5 })
+    expect(await drain.drainOnce()).toBe(2)
+    const about = (recordId: number) =>
+      records().filter((record) => record.msg === 'delivery processed' && record.recordId === recordId)
+    expect(about(77)).toEqual([
+      expect.objectContaining({ resource: 'crm.people', inboxId: inboxIds[0], outcome: 'refresh queued' }),
+    ])
+    expect(about(78)).toEqual([
+      expect.objectContaining({ resource: 'crm.people', inboxId: inboxIds[1], outcome: 'refresh queued' }),
+    ])
   })
 
   it('a sweep: job id, resource and run id, the API client lines included', async () => {

@@ -1,27 +1,24 @@
 // The webhook receiver through app.request(): every shape x event x model, the secret, every bad
-// input, the 503 paths, and the promise that no 2xx goes out before the row and job are committed.
+// input, the 503 paths, and the promise that no 2xx goes out before the inbox row (the delivery's
+// job: workers take accepted rows) is committed.
 import { sql } from 'kysely'
 import pg from 'pg'
-import type { PgBoss } from 'pg-boss'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLogger } from '../src/log.ts'
+import { describe, expect, it } from 'vitest'
 import { WEBHOOK_BODY_LIMIT, webhookPath } from '../src/receiver/app.ts'
 import { WEBHOOK_EVENTS, WEBHOOK_MODELS, type WebhookModel } from '../src/receiver/deliveries.ts'
 import { createDb, createPool } from '../src/store/database.ts'
-import { JOB_SCHEMA, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
+import { claimDeliveries } from '../src/store/inbox.ts'
 import { useTestDatabase } from './support/database.ts'
 import { waitFor } from './support/process.ts'
 import { receiverFor, SECRET } from './support/receiver.ts'
 
 const database = useTestDatabase()
-let boss: PgBoss
 
-beforeAll(async () => {
-  boss = await startJobQueue(database.url, createLogger({ level: 'silent' }))
-})
-afterAll(async () => {
-  await boss?.stop({ graceful: false })
-})
+/** Whether a worker would take the delivery: accepted, due, and not held by anyone. */
+async function claimable(id: number) {
+  const rows = await database.db.transaction().execute((trx) => claimDeliveries(trx, 1, [id]))
+  return rows.length === 1
+}
 
 const post = (
   app: { request: (path: string, init: RequestInit) => Response | Promise<Response> },
@@ -62,8 +59,8 @@ describe('accepted deliveries', () => {
     ),
   )
 
-  it.each(cases)('%s %s as %s: 200 after an inbox row and a job', async (model, event, shape) => {
-    const { app } = receiverFor(database.db, boss)
+  it.each(cases)('%s %s as %s: 200 after an inbox row a worker can take', async (model, event, shape) => {
+    const { app } = receiverFor(database.db)
     const id = 1_000_000 + Math.floor(Math.random() * 1_000_000)
     const response = await post(
       app,
@@ -75,12 +72,11 @@ describe('accepted deliveries', () => {
     const row = await inboxRow(inbox_id)
     expect(row).toMatchObject({ model, event, shape, record_id: id, status: 'accepted', reason: null })
     expect(row.payload).toEqual(bodies(model, event, id)[shape])
-    const job = await boss.getJobById<{ inbox_id: number }>(QUEUES.delivery.name, row.job_id as string)
-    expect(job?.data).toEqual({ inbox_id })
+    expect(await claimable(inbox_id)).toBe(true)
   })
 
   it('takes the model and event of the URL in any case', async () => {
-    const { app } = receiverFor(database.db, boss)
+    const { app } = receiverFor(database.db)
     const response = await post(
       app,
       `/webhooks/crm/${SECRET}/Person/UPDATE`,
@@ -97,7 +93,7 @@ describe('accepted deliveries', () => {
   })
 
   it('stores text PostgreSQL cannot hold in jsonb (NUL, lone surrogates) rather than failing', async () => {
-    const { app } = receiverFor(database.db, boss)
+    const { app } = receiverFor(database.db)
     const body = '{"id": 5, "name": "a\\u0000b", "note": "\\ud800"}'
     const response = await post(app, webhookPath(SECRET, 'company', 'update'), body)
     expect(response.status).toBe(200)
@@ -111,7 +107,7 @@ describe('the secret', () => {
     ['almost right', webhookPath(`${SECRET}x`, 'person', 'update')],
     ['empty', '/webhooks/crm//person/update'],
   ])('%s: 401 and nothing stored but a counter', async (_, path) => {
-    const { app, counters } = receiverFor(database.db, boss)
+    const { app, counters } = receiverFor(database.db)
     const before = await inboxCount()
     const response = await post(app, path, JSON.stringify({ model: 'person', event: 'update', record_id: 1 }))
     expect(response.status).toBe(401)
@@ -157,7 +153,7 @@ describe('bad input', () => {
       /wraps a company, but the URL is for a person/,
     ],
   ])('%s: 400 naming the problem, kept in the inbox as rejected', async (_, body, reason) => {
-    const { app } = receiverFor(database.db, boss)
+    const { app } = receiverFor(database.db)
     const response = await post(app, path, body)
     expect(response.status).toBe(400)
     const { error } = (await response.json()) as { error: string }
@@ -173,14 +169,14 @@ describe('bad input', () => {
   })
 
   it('413 for a body over the limit', async () => {
-    const { app } = receiverFor(database.db, boss)
+    const { app } = receiverFor(database.db)
     const big = JSON.stringify({ id: 1, blob: 'x'.repeat(WEBHOOK_BODY_LIMIT) })
     const response = await post(app, path, big)
     expect(response.status).toBe(413)
   })
 
   it('405 for another method', async () => {
-    const { app } = receiverFor(database.db, boss)
+    const { app } = receiverFor(database.db)
     const response = await app.request(path, { method: 'GET' })
     expect(response.status).toBe(405)
     expect(response.headers.get('allow')).toBe('POST')
@@ -192,7 +188,7 @@ describe('bad input', () => {
     ['a path too long', `/webhooks/crm/${SECRET}/person/update/extra`],
     ['another service', `/webhooks/reservations/${SECRET}/person/update`],
   ])('404 for %s', async (_, unknown) => {
-    const { app } = receiverFor(database.db, boss)
+    const { app } = receiverFor(database.db)
     const response = await post(app, unknown, '{"id": 1}')
     // the secret sits in the second segment: another service puts it in the wrong place
     expect([404, 401]).toContain(response.status)
@@ -203,7 +199,7 @@ describe('bad input', () => {
 describe('durability', () => {
   it('answers 503 when the database is unreachable, never 2xx', async () => {
     const pool = createPool('postgres://nobody@127.0.0.1:1/none')
-    const { app } = receiverFor(createDb(pool), boss)
+    const { app } = receiverFor(createDb(pool))
     const response = await post(
       app,
       webhookPath(SECRET, 'deal', 'create'),
@@ -214,12 +210,13 @@ describe('durability', () => {
     await pool.end()
   })
 
-  it('answers 503 and keeps no row when the job cannot be added', async () => {
-    const { app } = receiverFor(database.db, boss, {
-      enqueue: async () => {
-        throw new Error('queue unavailable')
-      },
+  it('answers 503 and keeps no row when the insert fails', async () => {
+    // A connection that cannot write: every statement fails inside the database.
+    const pool = createPool(database.url)
+    pool.on('connect', (client) => {
+      void client.query('set default_transaction_read_only = on').catch(() => {})
     })
+    const { app } = receiverFor(createDb(pool))
     const before = await inboxCount()
     const response = await post(
       app,
@@ -228,10 +225,11 @@ describe('durability', () => {
     )
     expect(response.status).toBe(503)
     expect(await inboxCount()).toBe(before)
+    await pool.end()
   })
 
-  it('sends no 2xx before the inbox row and the job are committed', async () => {
-    const { app } = receiverFor(database.db, boss)
+  it('sends no 2xx before the inbox row is committed', async () => {
+    const { app } = receiverFor(database.db)
     // Hold a lock that the receiver's insert must wait for.
     const blocker = new pg.Client({ connectionString: database.url })
     await blocker.connect()
@@ -252,7 +250,7 @@ describe('durability', () => {
           await blocker.query('select pg_stat_clear_snapshot()')
           const { rows } = await blocker.query(
             `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'
-           and query like 'insert into "sync"."inbox"%'`,
+           and query like '%insert into sync.inbox (%'`,
           )
           return rows.length > 0 ? true : undefined
         },
@@ -264,11 +262,8 @@ describe('durability', () => {
       const response = await pending
       expect(response.status).toBe(200)
       const { inbox_id } = (await response.json()) as { inbox_id: number }
-      const row = await inboxRow(inbox_id)
-      const { rows } = await database.pool.query(`select state from ${JOB_SCHEMA}.job where id = $1`, [
-        row.job_id,
-      ])
-      expect(rows).toHaveLength(1)
+      expect(await inboxRow(inbox_id)).toMatchObject({ status: 'accepted' })
+      expect(await claimable(inbox_id)).toBe(true)
     } finally {
       await blocker.end()
     }

@@ -1,5 +1,6 @@
 // collectStatus: what `crm-sync status` and GET /admin/status show, read from the store and pg-boss.
 import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../src/config/index.ts'
 import { createLogger } from '../src/log.ts'
@@ -139,14 +140,20 @@ describe('collectStatus', () => {
     const processed = await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null })
     await markDeliveryProcessed(database.db, processed)
     await insertRejectedDelivery(database.db, { ...delivery, reason: 'no usable record id', job_id: null })
+    await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null })
+    await sql`update sync.inbox set status = 'failed' where id = (select max(id) from sync.inbox)`.execute(
+      database.db,
+    )
     const status = await collectStatus({ db: database.db, boss, config: crmOnly })
-    expect(status.inbox).toEqual({ accepted: 1, rejected: 1, processed: 1 })
+    expect(status.inbox).toEqual({ accepted: 1, rejected: 1, processed: 1, failed: 1 })
+    // Deliveries wait in the inbox, not in pg-boss: the legacy delivery queue is not listed.
     expect(Object.keys(status.queues).sort()).toEqual(
       Object.values(QUEUES)
         .map((queue) => queue.name)
+        .filter((name) => name !== QUEUES.delivery.name)
         .sort(),
     )
-    expect(status.queues[QUEUES.delivery.name]).toEqual({
+    expect(status.queues[QUEUES.refresh.name]).toEqual({
       queued: expect.any(Number),
       active: expect.any(Number),
       failed: expect.any(Number),

@@ -1,11 +1,10 @@
-// The webhook receiver alone in a process of its own, wired as `start` wires it (one pool, pg-boss
-// on the same database, inbox row and job in one transaction), without workers: what it measures is
-// how fast deliveries are taken durably, not how fast they are applied.
+// The webhook receiver alone in a process of its own, wired as `start` wires it (one pool, the inbox
+// row is the delivery's job), without workers: what it measures is how fast deliveries are taken
+// durably, not how fast they are applied.
 import { serve } from '@hono/node-server'
 import { createLogger } from '../../src/log.ts'
 import { createReceiver } from '../../src/receiver/app.ts'
 import { createDb, createPool } from '../../src/store/database.ts'
-import { deliveryEnqueuer, startJobQueue } from '../../src/sync/job-queue.ts'
 import { childOptions, serveChild } from './child.ts'
 
 export interface ReceiverOptions {
@@ -18,8 +17,7 @@ await serveChild(async () => {
   const logger = createLogger({ level: 'warn', pretty: false })
   const pool = createPool(databaseUrl)
   const db = createDb(pool)
-  const queue = await startJobQueue(databaseUrl, logger)
-  const app = createReceiver({ db, enqueue: deliveryEnqueuer(queue), secret, logger, counters: new Map() })
+  const app = createReceiver({ db, secret, logger, counters: new Map() })
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started))
   })
@@ -32,7 +30,6 @@ await serveChild(async () => {
         server.close(() => resolve())
         if ('closeAllConnections' in server) server.closeAllConnections()
       })
-      await queue.stop({ graceful: false })
       await db.destroy()
     },
   }

@@ -87,7 +87,7 @@ export function renderStatus(status: Status, hooks: HookListing | null): string 
     failures(status).length ? `Last run failed\n${failures(status).join('\n')}` : '',
     hooksSection(hooks),
     `Queues (as last counted by pg-boss)\n${queuesTable(status)}`,
-    `Inbox: ${count(inbox.accepted)} deliveries waiting to be applied, ${count(inbox.processed)} applied, ${count(inbox.rejected)} rejected`,
+    `Inbox: ${count(inbox.accepted)} deliveries waiting to be applied, ${count(inbox.processed)} applied, ${count(inbox.rejected)} rejected, ${count(inbox.failed)} failed after every retry`,
   ]
   return sections.filter(Boolean).join('\n\n')
 }

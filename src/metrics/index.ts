@@ -59,6 +59,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     labelNames: ['resource', 'source'],
     registers,
   })
+  const refreshesSkipped = new Counter({
+    name: `${PREFIX}refreshes_skipped_total`,
+    help: 'Record refreshes not sent because a fetch sent after the latest delivery of the record already answered them',
+    labelNames: ['resource'],
+    registers,
+  })
   const freshness = new Histogram({
     name: `${PREFIX}freshness_seconds`,
     help: 'Seconds from a webhook delivery being received to its record being written, by resource and source',
@@ -87,6 +93,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
       if (receivedAt) {
         freshness.observe({ resource, source }, Math.max(0, (Date.now() - receivedAt.getTime()) / 1000))
       }
+    },
+    refreshSkipped(resource) {
+      refreshesSkipped.inc({ resource })
     },
     runFinished(run) {
       const start = run.started_at ?? run.created_at

@@ -1,42 +1,38 @@
-// The door through which changes enter. A delivery is answered 2xx only after its inbox row and
-// its job are committed together; it never gets a 500, whatever it holds.
+// The door through which changes enter. A delivery is answered 2xx only after its inbox row is
+// committed: that row is the job (workers take accepted rows from the inbox). It never gets a 500,
+// whatever it holds.
 //
 // Route: POST /webhooks/crm/<WEBHOOK_SECRET>/<model>/<event>. The upstream signs nothing, so the
 // secret travels in the URL that crm-sync registered, as a path segment (see README).
-import { randomUUID } from 'node:crypto'
 import { type Context, Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import type { Kysely } from 'kysely'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { insertAcceptedDelivery, insertRejectedDelivery } from '../store/inbox.ts'
-import type { Database } from '../store/schema.ts'
+import { insertRejectedDelivery } from '../store/inbox.ts'
 import { type Counters, increment } from './counters.ts'
 import {
   classifyDelivery,
   parseEvent,
   parseModel,
   storable,
+  storableText,
   type WebhookEvent,
   type WebhookModel,
 } from './deliveries.ts'
+import { createInboxWriter, type InboxWriterOptions } from './inbox-writer.ts'
 import { secretMatches } from './secret.ts'
 
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024
 
-export interface DeliveryJob {
-  inbox_id: number
-}
-
-/** Adds the delivery's job inside the transaction that inserts its inbox row. */
-export type EnqueueDelivery = (trx: Kysely<Database>, job: DeliveryJob, jobId: string) => Promise<void>
-
 export interface ReceiverDependencies {
   db: Db
-  enqueue: EnqueueDelivery
   secret: string
   logger: Logger
   counters: Counters
+  /** Told once a delivery is committed, so that a worker of this process takes it at once. */
+  onAccepted?: () => void
+  /** How the inbox writer groups inserts (see inbox-writer.ts). */
+  writer?: InboxWriterOptions
 }
 
 /** The path crm-sync registers for a model and event; the secret is a path segment. */
@@ -52,8 +48,16 @@ function decodeSegment(segment: string): string {
   }
 }
 
-export function createReceiver({ db, enqueue, secret, logger, counters }: ReceiverDependencies): Hono {
+export function createReceiver({
+  db,
+  secret,
+  logger,
+  counters,
+  onAccepted,
+  writer,
+}: ReceiverDependencies): Hono {
   const app = new Hono()
+  const store = createInboxWriter(db, writer)
   const unavailable = (c: Context) =>
     c.json({ error: 'the delivery could not be stored; retry later' }, 503, { 'Retry-After': '5' })
 
@@ -112,22 +116,18 @@ export function createReceiver({ db, enqueue, secret, logger, counters }: Receiv
       if (!classified.ok) return await reject(classified.reason, { shape: classified.shape, payload: parsed })
 
       const { delivery } = classified
-      const jobId = randomUUID()
-      const inboxId = await db.transaction().execute(async (trx) => {
-        const id = await insertAcceptedDelivery(trx, {
-          model,
-          event,
-          shape: delivery.shape,
-          record_id: delivery.recordId,
-          payload: JSON.stringify(storable(parsed)),
-          body: null,
-          reason: null,
-          job_id: jobId,
-        })
-        await enqueue(trx, { inbox_id: id }, jobId)
-        return id
+      const inboxId = await store({
+        model,
+        event,
+        shape: delivery.shape,
+        record_id: delivery.recordId,
+        payload: storableText(body) ?? JSON.stringify(storable(parsed)),
+        body: null,
+        reason: null,
+        job_id: null,
       })
       increment(counters, `delivery:${model}:${event}:${delivery.shape}:accepted`)
+      onAccepted?.()
       return c.json({ status: 'accepted', inbox_id: inboxId }, 200)
     } catch (error) {
       increment(counters, `delivery:${model}:${event}:unknown:unavailable`)

@@ -107,3 +107,15 @@ export function storable(value: unknown): unknown {
   }
   return value
 }
+
+// A JSON escape that decodes to NUL or to half of a surrogate pair: text jsonb cannot hold. (An
+// escaped backslash before `u` also matches; such a body just takes the slower way.)
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
+
+/**
+ * The body itself when jsonb can store it as it is (valid JSON, already parsed by the caller), so
+ * that the common delivery is stored without a copy; undefined when it must go through `storable`.
+ */
+export function storableText(body: string): string | undefined {
+  return body.isWellFormed() && !UNSTORABLE_ESCAPE.test(body) ? body : undefined
+}

@@ -1,17 +1,41 @@
 // The webhook inbox (sync.inbox): every delivery that passed the secret check, accepted or rejected.
-import type { Insertable, Kysely } from 'kysely'
+// Accepted deliveries are also the queue of work: the receiver's insert is all it needs to commit
+// before answering, and workers take them oldest first (`for update skip locked`, so replicas share).
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely'
 import type { Db } from './database.ts'
 import type { Database, InboxTable } from './schema.ts'
 
-export type DeliveryRow = Omit<Insertable<InboxTable>, 'id' | 'received_at' | 'status' | 'processed_at'>
+export type DeliveryRow = Omit<
+  Insertable<InboxTable>,
+  'id' | 'received_at' | 'status' | 'processed_at' | 'attempts' | 'available_at' | 'error'
+>
 
-export async function insertAcceptedDelivery(db: Kysely<Database>, row: DeliveryRow): Promise<number> {
-  const { id } = await db
-    .insertInto('sync.inbox')
-    .values({ ...row, status: 'accepted' })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return id
+export type InboxRow = Selectable<InboxTable>
+
+/**
+ * Inserts accepted deliveries in one statement and returns their ids in the order of `rows`. The
+ * identity hands out increasing ids in insertion order, and the rows are inserted in their order.
+ */
+export async function insertAcceptedDeliveries(db: Db, rows: DeliveryRow[]): Promise<number[]> {
+  if (rows.length === 0) return []
+  const column = <K extends keyof DeliveryRow>(key: K) => rows.map((row) => row[key] ?? null)
+  const result = await sql<{ id: string | number }>`
+    insert into sync.inbox (model, event, shape, record_id, payload, body, reason, job_id, status)
+    select model, event, shape, record_id, payload, body, reason, job_id, 'accepted'
+    from unnest(
+      ${column('model')}::text[], ${column('event')}::text[], ${column('shape')}::text[],
+      ${column('record_id')}::bigint[], ${column('payload')}::jsonb[], ${column('body')}::text[],
+      ${column('reason')}::text[], ${column('job_id')}::text[]
+    ) with ordinality as d(model, event, shape, record_id, payload, body, reason, job_id, n)
+    order by n
+    returning id
+  `.execute(db)
+  return result.rows.map((row) => Number(row.id)).sort((a, b) => a - b)
+}
+
+export async function insertAcceptedDelivery(db: Db, row: DeliveryRow): Promise<number> {
+  const [id] = await insertAcceptedDeliveries(db, [row])
+  return id as number
 }
 
 export async function insertRejectedDelivery(db: Db, row: DeliveryRow & { reason: string }): Promise<number> {
@@ -27,10 +51,79 @@ export async function readDelivery(db: Db, id: number) {
   return db.selectFrom('sync.inbox').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-export async function markDeliveryProcessed(db: Kysely<Database>, id: number): Promise<void> {
+/**
+ * Takes up to `limit` deliveries that wait to be applied, oldest first, locked until `trx` ends;
+ * deliveries another worker holds are passed over. `ids` narrows the take to those deliveries.
+ */
+export async function claimDeliveries(
+  trx: Kysely<Database>,
+  limit: number,
+  ids?: number[],
+): Promise<InboxRow[]> {
+  let query = trx
+    .selectFrom('sync.inbox')
+    .selectAll()
+    .where('status', '=', 'accepted')
+    .where((eb) => eb.or([eb('available_at', 'is', null), eb('available_at', '<=', sql<Date>`now()`)]))
+  if (ids) query = query.where('id', 'in', ids.length ? ids : [0])
+  return query.orderBy('id').limit(limit).forUpdate().skipLocked().execute()
+}
+
+export async function markDeliveriesProcessed(db: Db, ids: number[]): Promise<void> {
+  if (ids.length === 0) return
   await db
     .updateTable('sync.inbox')
-    .set({ status: 'processed', processed_at: new Date() })
+    .set({ status: 'processed', processed_at: sql<Date>`now()`, error: null })
+    .where('id', 'in', ids)
+    .execute()
+}
+
+export async function markDeliveryProcessed(db: Db, id: number): Promise<void> {
+  await markDeliveriesProcessed(db, [id])
+}
+
+/**
+ * Counts a failed attempt at a delivery: it is taken again after `retryInMs`, or kept as `failed`
+ * (with the error) once it has had `maxAttempts`. Returns whether it was given up.
+ */
+export async function recordDeliveryFailure(
+  db: Db,
+  id: number,
+  error: string,
+  options: { maxAttempts: number; retryInMs: (attempts: number) => number },
+): Promise<'retry' | 'failed'> {
+  const row = await db
+    .updateTable('sync.inbox')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), error }))
+    .where('id', '=', id)
+    .where('status', '=', 'accepted')
+    .returning('attempts')
+    .executeTakeFirst()
+  if (!row) return 'retry' // applied meanwhile by another worker
+  const failed = row.attempts >= options.maxAttempts
+  await db
+    .updateTable('sync.inbox')
+    .set(
+      failed
+        ? { status: 'failed' }
+        : {
+            available_at: sql<Date>`now() + ${options.retryInMs(row.attempts)}::float8 * interval '1 millisecond'`,
+          },
+    )
     .where('id', '=', id)
     .execute()
+  return failed ? 'failed' : 'retry'
+}
+
+/** When the latest delivery about a record arrived (PostgreSQL's clock), or null when none did. */
+export async function latestDeliveryAt(db: Db, model: string, recordId: number): Promise<Date | null> {
+  const row = await db
+    .selectFrom('sync.inbox')
+    .select('received_at')
+    .where('model', '=', model)
+    .where('record_id', '=', recordId)
+    .orderBy('received_at', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return row?.received_at ?? null
 }

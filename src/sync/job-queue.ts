@@ -2,7 +2,6 @@
 import { CompiledQuery, type Kysely } from 'kysely'
 import { PgBoss, type Queue } from 'pg-boss'
 import type { Logger } from '../log.ts'
-import type { DeliveryJob } from '../receiver/app.ts'
 import type { Database } from '../store/schema.ts'
 
 export const JOB_SCHEMA = 'pgboss'
@@ -12,7 +11,8 @@ export const DEAD_LETTER_QUEUE = 'dead-letter'
 /** One entry per job kind. Old jobs outlive code: handlers validate their payload on entry. */
 export const QUEUES = {
   deadLetter: { name: DEAD_LETTER_QUEUE, retentionSeconds: 30 * 86_400, deleteAfterSeconds: 30 * 86_400 },
-  // A webhook delivery that the receiver accepted: one job per inbox row.
+  // Before migration 0005, one job per accepted delivery; now the inbox is the queue (see
+  // delivery-worker.ts). Kept so that jobs queued by an older version are worked off.
   delivery: {
     name: 'webhook-delivery',
     policy: 'standard',
@@ -122,15 +122,4 @@ export interface RefreshJob {
    * that absorbs later deliveries keeps the first one's: the longest wait. Absent from older jobs.
    */
   receivedAt?: string
-}
-
-/** The receiver's way to add a delivery job in its own transaction. */
-export function deliveryEnqueuer(boss: JobQueue) {
-  return async (trx: Kysely<Database>, job: DeliveryJob, jobId: string): Promise<void> => {
-    const id = await boss.send(QUEUES.delivery.name, job, {
-      id: jobId,
-      db: jobConnection(trx as Kysely<unknown>),
-    })
-    if (id === null) throw new Error(`the job queue refused delivery job ${jobId}`)
-  }
 }

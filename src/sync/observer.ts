@@ -10,6 +10,8 @@ export interface SyncObserver {
   jobsDone?(kind: string, outcome: 'completed' | 'failed', count: number): void
   /** Records written; `receivedAt` is when the delivery that led to them arrived, if one did. */
   recordsApplied?(resource: string, source: AppliedSource, count: number, receivedAt?: Date): void
+  /** A refresh was not sent: a fetch sent after the record's latest delivery had answered it. */
+  refreshSkipped?(resource: string): void
   /** A run ended (succeeded or failed), reported by the process whose sweep ended it. */
   runFinished?(run: RunView): void
 }

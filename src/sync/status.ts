@@ -53,8 +53,11 @@ export interface Status {
   resources: ResourceStatus[]
   /** By pg-boss queue name. */
   queues: Record<string, QueueCounts>
-  /** Webhook deliveries kept in sync.inbox, by status; `accepted` ones are not applied yet. */
-  inbox: { accepted: number; rejected: number; processed: number }
+  /**
+   * Webhook deliveries kept in sync.inbox, by status: `accepted` ones wait to be applied (the inbox is
+   * their queue); `failed` ones could not be applied after every retry and are kept for inspection.
+   */
+  inbox: { accepted: number; rejected: number; processed: number; failed: number }
 }
 
 export interface StatusDeps {
@@ -86,10 +89,13 @@ export async function collectResourceCounts(db: Db, config: Config) {
   )
 }
 
-/** Counts of every queue crm-sync uses, as pg-boss's monitor last took them. */
+/** pg-boss queues whose counts mean something (deliveries are queued in the inbox, not in pg-boss). */
+export const COUNTED_QUEUES = Object.values(QUEUES).filter((queue) => queue !== QUEUES.delivery)
+
+/** Counts of every pg-boss queue crm-sync works, as pg-boss's monitor last took them. */
 export async function collectQueueCounts(boss: JobQueue): Promise<Record<string, QueueCounts>> {
   const entries = await Promise.all(
-    Object.values(QUEUES).map(async ({ name }) => {
+    COUNTED_QUEUES.map(async ({ name }) => {
       const [stats] = await boss.getQueueStats(name)
       const counts: QueueCounts = {
         queued: stats?.queuedCount ?? 0,

@@ -4,8 +4,9 @@ import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import { type Logger, withLogContext } from '../log.ts'
 import type { Db } from '../store/database.ts'
+import { startDeliveryWorker } from './delivery-worker.ts'
 import { createDeadLetterHandler } from './handlers/dead-letter.ts'
-import { createDeliveryHandler, type DeliveryHandlerDeps } from './handlers/delivery.ts'
+import type { AppliedDelivery } from './handlers/delivery.ts'
 import { createRefreshHandler, type RefreshHandlerDeps } from './handlers/refresh.ts'
 import { createSweepHandler } from './handlers/sweep.ts'
 import { type JobQueue, QUEUES } from './job-queue.ts'
@@ -23,7 +24,7 @@ export interface WorkerDeps {
   metrics: UpstreamMetrics
   /** Told about jobs handled, records applied and runs ended (the /metrics counters). */
   observer?: SyncObserver
-  onDeliveryApplied?: DeliveryHandlerDeps['onApplied']
+  onDeliveryApplied?: (resource: string, source: AppliedDelivery['source'], receivedAt: Date) => void
   onRefreshApplied?: RefreshHandlerDeps['onApplied']
 }
 
@@ -32,7 +33,10 @@ export interface WorkerDeps {
 const polling = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 }
 
 export interface Workers {
-  stop(): void
+  /** A delivery was just committed to the inbox: take it now rather than at the next poll. */
+  wakeDeliveries(): void
+  /** Stops the schedules and the inbox workers (their batches in flight finish). */
+  stop(): Promise<void>
 }
 
 /**
@@ -55,24 +59,20 @@ function instrumented<J>(kind: string, handler: (jobs: J[]) => Promise<void>, ob
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { db, boss, clients, config, logger, metrics, observer } = deps
   const applied = observer?.recordsApplied?.bind(observer)
-  await boss.work(
-    QUEUES.delivery.name,
-    { localConcurrency: 4, batchSize: 20, burstWhenBatchFull: true, ...polling },
-    instrumented(
-      QUEUES.delivery.name,
-      createDeliveryHandler({
-        db,
-        boss,
-        logger: logger.child({ queue: QUEUES.delivery.name }),
-        refreshCoalesceSeconds: deps.config.refreshCoalesceSeconds,
-        onApplied: (resource, source, receivedAt) => {
-          applied?.(resource, source, 1, receivedAt)
-          deps.onDeliveryApplied?.(resource, source, receivedAt)
-        },
-      }),
-      observer,
-    ),
-  )
+  const deliveries = startDeliveryWorker({
+    db,
+    boss,
+    logger: logger.child({ queue: 'webhook-delivery' }),
+    refreshCoalesceSeconds: config.refreshCoalesceSeconds,
+    observer,
+    onApplied: ({ resource, source, receivedAt }) => {
+      applied?.(resource, source, 1, receivedAt)
+      deps.onDeliveryApplied?.(resource, source, receivedAt)
+    },
+  })
+  // Delivery jobs queued before the inbox became the queue (migration 0005): their rows are taken
+  // from the inbox like any other, so the jobs themselves have nothing left to do.
+  await boss.work(QUEUES.delivery.name, { pollingIntervalSeconds: 30 }, async () => {})
   // Refreshes wait for the shared request budget; more of them in flight only queue up there.
   await boss.work(
     QUEUES.refresh.name,
@@ -87,6 +87,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
           applied?.(resource, source, 1, receivedAt)
           deps.onRefreshApplied?.(resource, source, receivedAt)
         },
+        onSkipped: (resource) => observer?.refreshSkipped?.(resource),
       }),
       observer,
     ),
@@ -114,5 +115,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     fullSyncCron: config.fullSyncCron,
     logger,
   })
-  return schedules
+  return {
+    wakeDeliveries: () => deliveries.wake(),
+    async stop() {
+      schedules.stop()
+      await deliveries.stop()
+    },
+  }
 }

@@ -72,7 +72,7 @@ describe('crm-sync status --json', () => {
     expect(stdout).not.toContain(ENGINE_SECRET)
     expect(status.hooks_error).toBeNull()
     expect(Object.keys(status.queues)).toContain('resource-sweep')
-    expect(status.inbox).toEqual({ accepted: 0, rejected: 0, processed: 0 })
+    expect(status.inbox).toEqual({ accepted: 0, rejected: 0, processed: 0, failed: 0 })
   })
 
   it('asks the CRM nothing with --no-hooks', async () => {

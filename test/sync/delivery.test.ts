@@ -1,13 +1,14 @@
-// The delivery handler on its own: what is applied from a payload, what costs a refresh, and how a
-// burst for one record coalesces.
+// Deliveries taken from the inbox in batches: what is applied from a payload, what costs a refresh,
+// how a burst for one record coalesces, and how a delivery that cannot be applied is retried and
+// finally kept as failed without holding back the others.
 import { sql } from 'kysely'
-import type { Job, PgBoss } from 'pg-boss'
+import type { PgBoss } from 'pg-boss'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
 import { people } from '../../src/resources/index.ts'
 import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
 import { tombstone } from '../../src/store/records.ts'
-import { createDeliveryHandler } from '../../src/sync/handlers/delivery.ts'
+import { createInboxDrain, deliveryRetryInMs } from '../../src/sync/delivery-worker.ts'
 import { startJobQueue } from '../../src/sync/job-queue.ts'
 import { useTestDatabase } from '../support/database.ts'
 
@@ -35,8 +36,11 @@ const complete = (id: number, updatedAt: string, name = 'Mustermann') => ({
   ...Object.fromEntries(people.includes.map((key) => [key, []])),
 })
 
-async function deliver(event: string, shape: string, recordId: number, payload: unknown) {
-  const inboxId = await insertAcceptedDelivery(database.db, {
+const drain = (options: { maxAttempts?: number } = {}) =>
+  createInboxDrain({ db: database.db, boss, logger, refreshCoalesceSeconds: 5 }, options)
+
+function store(event: string, shape: string, recordId: number, payload: unknown) {
+  return insertAcceptedDelivery(database.db, {
     model: 'person',
     event,
     shape,
@@ -46,10 +50,17 @@ async function deliver(event: string, shape: string, recordId: number, payload: 
     reason: null,
     job_id: null,
   })
-  const handle = createDeliveryHandler({ db: database.db, boss, logger, refreshCoalesceSeconds: 5 })
-  await handle([{ id: `job-${inboxId}`, data: { inbox_id: inboxId } } as Job<unknown>])
+}
+
+/** Stores one delivery and applies it (alone in its batch). */
+async function deliver(event: string, shape: string, recordId: number, payload: unknown) {
+  const inboxId = await store(event, shape, recordId, payload)
+  expect(await drain().drainOnce()).toBe(1)
   return inboxId
 }
+
+const inbox = (id: number) =>
+  database.db.selectFrom('sync.inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
 
 /** The queued refreshes' records; each job also carries its delivery's arrival (for the freshness metric). */
 async function queuedRefreshes(): Promise<unknown[]> {
@@ -64,7 +75,7 @@ async function queuedRefreshes(): Promise<unknown[]> {
 const person = (id: number) =>
   database.db.selectFrom('crm.people').selectAll().where('id', '=', id).executeTakeFirst()
 
-describe('delivery handler', () => {
+describe('deliveries one at a time', () => {
   it('applies an api payload that carries every include, without a refresh', async () => {
     const inboxId = await deliver('update', 'api', 1, { person: complete(1, T0) })
     expect(await person(1)).toMatchObject({ name: 'Mustermann', _source: 'payload' })
@@ -128,13 +139,121 @@ describe('delivery handler', () => {
     expect(await queuedRefreshes()).toEqual([{ resource: 'crm.people', id: 9 }])
   })
 
-  it('skips a delivery processed before (a retried job) and drops a job it cannot read', async () => {
+  it('takes a delivery once: a processed one is not taken again', async () => {
     await tombstone(database.db, people, [10])
-    const inboxId = await deliver('update', 'lean', 10, { record_id: 10 })
-    const handle = createDeliveryHandler({ db: database.db, boss, logger, refreshCoalesceSeconds: 5 })
+    await deliver('update', 'lean', 10, { record_id: 10 })
     await sql`delete from pgboss.job where name = 'record-refresh'`.execute(database.db)
-    await handle([{ id: 'again', data: { inbox_id: inboxId } } as Job<unknown>])
-    await handle([{ id: 'garbage', data: { inbox: 'x' } } as Job<unknown>])
+    expect(await drain().drainOnce()).toBe(0)
     expect(await queuedRefreshes()).toEqual([])
+  })
+})
+
+describe('a batch of deliveries', () => {
+  it('applies many records in one transaction, one refresh per record however many ask', async () => {
+    for (let id = 20; id < 30; id++) await store('update', 'api', id, { person: complete(id, T0) })
+    for (let i = 0; i < 5; i++) {
+      await store('update', 'lean', 40, { record_id: 40 })
+      await store('update', 'flat', 41, { id: 41 })
+    }
+    expect(await drain().drainOnce()).toBe(20)
+    const rows = await database.db
+      .selectFrom('crm.people')
+      .select('id')
+      .where('_source', '=', 'payload')
+      .execute()
+    expect(rows.map((row) => row.id).sort()).toEqual([20, 21, 22, 23, 24, 25, 26, 27, 28, 29])
+    expect(await queuedRefreshes()).toEqual(
+      expect.arrayContaining([
+        { resource: 'crm.people', id: 40 },
+        { resource: 'crm.people', id: 41 },
+      ]),
+    )
+    expect(await queuedRefreshes()).toHaveLength(2)
+    const left = await sql<{
+      n: number
+    }>`select count(*)::int as n from sync.inbox where status <> 'processed'`.execute(database.db)
+    expect(left.rows[0]?.n).toBe(0)
+  })
+
+  it('keeps the newest payload of a record, and settles two of one second with a refresh', async () => {
+    await store('update', 'api', 50, { person: complete(50, LATER, 'newest') })
+    await store('update', 'api', 50, { person: complete(50, T0, 'older') })
+    await store('update', 'api', 51, { person: complete(51, T0, 'one') })
+    await store('update', 'api', 51, { person: complete(51, T0, 'two') })
+    expect(await drain().drainOnce()).toBe(4)
+    expect((await person(50))?.name).toBe('newest')
+    expect((await person(51))?.name).toBe('two')
+    expect(await queuedRefreshes()).toEqual([{ resource: 'crm.people', id: 51 }])
+  })
+
+  it('tombstones a record destroyed in the batch, whatever came before in it', async () => {
+    await store('update', 'api', 52, { person: complete(52, T0) })
+    await store('destroy', 'lean', 52, { record_id: 52 })
+    await store('update', 'api', 53, { person: complete(53, T0) })
+    expect(await drain().drainOnce()).toBe(3)
+    expect((await person(52))?._deleted_at).toBeInstanceOf(Date)
+    expect((await person(53))?._deleted_at).toBeNull()
+  })
+
+  it('ignores deliveries of models crm-sync does not mirror', async () => {
+    const id = await insertAcceptedDelivery(database.db, {
+      model: 'invoice',
+      event: 'update',
+      shape: 'lean',
+      record_id: 1,
+      payload: '{}',
+      body: null,
+      reason: null,
+      job_id: null,
+    })
+    expect(await drain().drainOnce()).toBe(1)
+    expect(await inbox(id)).toMatchObject({ status: 'processed' })
+  })
+})
+
+describe('a delivery that cannot be applied', () => {
+  beforeEach(async () => {
+    // The database refuses to write person 666, as a broken row or a full disk would.
+    await sql`
+      create or replace function test_refuse_666() returns trigger language plpgsql as $$
+      begin
+        if new.id = 666 then raise exception 'person 666 cannot be written'; end if;
+        return new;
+      end $$`.execute(database.db)
+    await sql`drop trigger if exists refuse_666 on crm.people`.execute(database.db)
+    await sql`create trigger refuse_666 before insert or update on crm.people
+      for each row execute function test_refuse_666()`.execute(database.db)
+  })
+  afterAll(async () => {
+    await sql`drop trigger if exists refuse_666 on crm.people`.execute(database.db)
+  })
+
+  it('holds back no other delivery of its batch, and is retried later with backoff', async () => {
+    const good = await store('update', 'api', 60, { person: complete(60, T0) })
+    const bad = await store('update', 'api', 666, { person: complete(666, T0) })
+    const alsoGood = await store('update', 'api', 61, { person: complete(61, T0) })
+    expect(await drain().drainOnce()).toBe(3)
+    expect(await inbox(good)).toMatchObject({ status: 'processed' })
+    expect(await inbox(alsoGood)).toMatchObject({ status: 'processed' })
+    const failed = await inbox(bad)
+    expect(failed).toMatchObject({ status: 'accepted', attempts: 1 })
+    expect(failed.error).toContain('person 666 cannot be written')
+    expect(failed.available_at?.getTime()).toBeGreaterThan(failed.received_at.getTime() + 1_000)
+    // Not due yet: nothing to take.
+    expect(await drain().drainOnce()).toBe(0)
+  })
+
+  it('is kept as failed after its last attempt, with its error', async () => {
+    const bad = await store('update', 'api', 666, { person: complete(666, T0) })
+    const worker = drain({ maxAttempts: 2 })
+    expect(await worker.drainOnce()).toBe(1)
+    await sql`update sync.inbox set available_at = null where id = ${bad}`.execute(database.db)
+    expect(await worker.drainOnce()).toBe(1)
+    expect(await inbox(bad)).toMatchObject({ status: 'failed', attempts: 2 })
+    expect(await worker.drainOnce()).toBe(0)
+  })
+
+  it('backs off from 2 s, doubling, to at most 5 minutes', () => {
+    expect([1, 2, 3, 10, 30].map(deliveryRetryInMs)).toEqual([2_000, 4_000, 8_000, 300_000, 300_000])
   })
 })

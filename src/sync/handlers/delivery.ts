@@ -1,110 +1,191 @@
-// A webhook delivery from the inbox: `destroy` tombstones; an `api` or `nested` payload that carries
-// every include the mirror needs is applied as it is; anything else queues a refresh of the record.
+// Deliveries taken from the inbox, applied together in one transaction: `destroy` tombstones; an
+// `api` or `nested` payload that carries every include the mirror needs is applied as it is;
+// anything else queues a refresh of the record, one per record however many deliveries ask for it.
 import type { Kysely } from 'kysely'
-import type { Job } from 'pg-boss'
-import { z } from 'zod'
-import { type Logger, withLogContext } from '../../log.ts'
+import type { Logger } from '../../log.ts'
 import { type AnyResource, resourceByWebhookModel } from '../../resources/index.ts'
-import type { Db } from '../../store/database.ts'
-import { markDeliveryProcessed, readDelivery } from '../../store/inbox.ts'
-import {
-  InvalidRecordError,
-  readUpdatedAt,
-  tombstone,
-  type UpstreamRecord,
-  upsertRecords,
-} from '../../store/records.ts'
+import type { InboxRow } from '../../store/inbox.ts'
+import { markDeliveriesProcessed } from '../../store/inbox.ts'
+import { lockUpdatedAts } from '../../store/record-times.ts'
+import { InvalidRecordError, tombstone, type UpstreamRecord, upsertRecords } from '../../store/records.ts'
 import type { Database } from '../../store/schema.ts'
 import { enqueueRefresh, type JobQueue } from '../job-queue.ts'
 
-const deliveryJob = z.object({ inbox_id: z.number().int().positive() })
-
-export interface DeliveryHandlerDeps {
-  db: Db
+export interface DeliveryDeps {
   boss: JobQueue
   logger: Logger
   /** See `enqueueRefresh`. */
   refreshCoalesceSeconds: number
-  /** Called once a delivery's record is in the mirror (payload applied or tombstoned). */
-  onApplied?: (resource: string, source: 'payload' | 'tombstone', receivedAt: Date) => void
+}
+
+/** A delivery whose record is now in the mirror, for the freshness metric. */
+export interface AppliedDelivery {
+  resource: string
+  source: 'payload' | 'tombstone'
+  receivedAt: Date
+}
+
+export interface DeliveryOutcome {
+  applied: AppliedDelivery[]
+  /** Refreshes queued, and refreshes a queued one already covers. */
+  refreshes: { queued: number; coalesced: number }
+  /** Deliveries for models crm-sync does not mirror. */
+  ignored: number
 }
 
 const isObject = (value: unknown): value is UpstreamRecord =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** The record an `api` or `nested` body carries, if it carries every include of the resource. */
-function completeRecord(resource: AnyResource, shape: string | null, model: string, payload: unknown) {
+function completeRecord(resource: AnyResource, row: InboxRow): UpstreamRecord | null {
+  const { payload, shape, model } = row
   if (!isObject(payload)) return null
-  const record = shape === 'nested' ? payload.record : shape === 'api' ? payload[model] : null
+  const record = shape === 'nested' ? payload.record : shape === 'api' ? payload[model ?? ''] : null
   if (!isObject(record)) return null
   return resource.includes.every((key) => key in record) ? record : null
 }
 
+const second = (record: UpstreamRecord) => Date.parse(String(record.updated_at))
+
+interface RecordWork {
+  /** Every delivery of the record in the batch, in order of arrival. */
+  rows: InboxRow[]
+  payloads: { row: InboxRow; record: UpstreamRecord }[]
+  destroys: InboxRow[]
+  /** The first delivery that needs the record fetched, if any does. */
+  refreshFor?: InboxRow
+}
+
 /**
- * Applies a payload; false when it cannot settle the record on its own. Timestamps have whole
- * seconds, so two payloads of one second cannot be ordered, and deliveries arrive in any order:
- * when the row already holds that same second, the record is fetched to settle which state is last.
+ * Applies the payloads of one resource. Timestamps have whole seconds, so payloads of one second
+ * cannot be ordered, and deliveries arrive in any order: when the row already holds the newest
+ * payload's second, or two payloads share it, the record is fetched to settle which state is last.
+ * Returns the ids to fetch.
  */
-async function applyPayload(
+async function applyPayloads(
   trx: Kysely<Database>,
   resource: AnyResource,
-  record: UpstreamRecord,
-): Promise<boolean> {
-  try {
-    const current = await readUpdatedAt(trx, resource, record)
-    await upsertRecords(trx, resource, [record], { source: 'payload' })
-    return current === null || current.getTime() !== Date.parse(String(record.updated_at))
-  } catch (error) {
-    if (error instanceof InvalidRecordError) return false // unusable payload: fetch the record instead
-    throw error
-  }
-}
-
-export function createDeliveryHandler(deps: DeliveryHandlerDeps) {
-  return async (jobs: Job<unknown>[]): Promise<void> => {
-    for (const job of jobs) await withLogContext({ jobId: job.id }, () => handleDelivery(deps, job))
-  }
-}
-
-async function handleDelivery(
-  { db, boss, logger, refreshCoalesceSeconds, onApplied }: DeliveryHandlerDeps,
-  job: Job<unknown>,
+  work: Map<number, RecordWork>,
+  applied: AppliedDelivery[],
 ): Promise<void> {
-  const parsed = deliveryJob.safeParse(job.data)
-  if (!parsed.success) {
-    logger.error({ data: job.data }, 'delivery job with an unusable payload; dropped')
-    return
-  }
-  const row = await readDelivery(db, parsed.data.inbox_id)
-  if (row?.status !== 'accepted' || row.record_id === null) return // processed before a retry
-  const resource = row.model ? resourceByWebhookModel(row.model) : undefined
-  const recordId = row.record_id
-  // Every line from here on (the store's, the queue's) names the record.
-  const context = { inboxId: row.id, model: row.model, resource: resource?.name, recordId }
-  await withLogContext(context, async () => {
-    if (!resource) {
-      logger.warn('delivery for a model crm-sync does not mirror; marked processed')
-      await markDeliveryProcessed(db, row.id)
-      return
+  const withPayloads = [...work].filter(([, entry]) => entry.payloads.length > 0)
+  if (withPayloads.length === 0) return
+  const current = await lockUpdatedAts(
+    trx,
+    resource,
+    withPayloads.map(([id]) => id),
+  )
+  const chosen: { id: number; record: UpstreamRecord; entry: RecordWork }[] = []
+  for (const [id, entry] of withPayloads) {
+    const newest = Math.max(...entry.payloads.map(({ record }) => second(record)))
+    const atNewest = entry.payloads.filter(({ record }) => second(record) === newest)
+    const last = atNewest.at(-1)
+    if (!last || Number.isNaN(newest)) {
+      entry.refreshFor ??= entry.payloads[0]?.row // no usable updated_at: fetch the record instead
+      continue
     }
-    const outcome = await db.transaction().execute(async (trx) => {
-      if (row.event === 'destroy') {
-        await tombstone(trx, resource, [recordId], row.received_at)
-        await markDeliveryProcessed(trx, row.id)
-        return 'tombstone' as const
+    const held = current.get(id)?.getTime()
+    if (held === newest || atNewest.length > 1) entry.refreshFor ??= last.row
+    chosen.push({ id, record: last.record, entry })
+  }
+  try {
+    await upsertRecords(
+      trx,
+      resource,
+      chosen.map(({ record }) => record),
+      { source: 'payload' },
+    )
+  } catch (error) {
+    if (!(error instanceof InvalidRecordError)) throw error
+    // A payload the store cannot use (checked before anything is written): each is tried alone, and
+    // the records of unusable ones are fetched instead.
+    for (const { record, entry } of chosen) {
+      try {
+        await upsertRecords(trx, resource, [record], { source: 'payload' })
+      } catch (inner) {
+        if (!(inner instanceof InvalidRecordError)) throw inner
+        entry.refreshFor ??= entry.payloads[0]?.row
+        entry.payloads = []
       }
-      const record = completeRecord(resource, row.shape, row.model as string, row.payload)
-      if (record && (await applyPayload(trx, resource, record))) {
-        await markDeliveryProcessed(trx, row.id)
-        return 'payload' as const
+    }
+  }
+  for (const { entry } of chosen) {
+    for (const { row } of entry.payloads) {
+      applied.push({ resource: resource.name, source: 'payload', receivedAt: row.received_at })
+    }
+  }
+}
+
+function logDelivery(logger: Logger, resource: AnyResource, row: InboxRow, outcome: unknown[]) {
+  const context = { inboxId: row.id, model: row.model, resource: resource.name, recordId: row.record_id }
+  logger.debug({ ...context, outcome: outcome.join(', ') }, 'delivery processed')
+}
+
+/** Applies `rows` (taken from the inbox and locked by `trx`) and marks them processed. */
+export async function applyDeliveries(
+  trx: Kysely<Database>,
+  rows: InboxRow[],
+  { boss, logger, refreshCoalesceSeconds }: DeliveryDeps,
+): Promise<DeliveryOutcome> {
+  const outcome: DeliveryOutcome = { applied: [], refreshes: { queued: 0, coalesced: 0 }, ignored: 0 }
+  const byResource = new Map<AnyResource, Map<number, RecordWork>>()
+  for (const row of [...rows].sort((a, b) => a.id - b.id)) {
+    const resource = row.model ? resourceByWebhookModel(row.model) : undefined
+    if (!resource || row.record_id === null) {
+      logger.warn(
+        { inboxId: row.id, model: row.model },
+        'delivery for nothing crm-sync mirrors; marked processed',
+      )
+      outcome.ignored++
+      continue
+    }
+    const work = byResource.get(resource) ?? new Map<number, RecordWork>()
+    byResource.set(resource, work)
+    const entry = work.get(row.record_id) ?? { rows: [], payloads: [], destroys: [] }
+    work.set(row.record_id, entry)
+    entry.rows.push(row)
+    if (row.event === 'destroy') {
+      entry.destroys.push(row)
+      continue
+    }
+    const record = completeRecord(resource, row)
+    if (record) entry.payloads.push({ row, record })
+    else entry.refreshFor ??= row
+  }
+
+  for (const [resource, work] of byResource) {
+    await applyPayloads(trx, resource, work, outcome.applied)
+    // A destroy wins over any payload, whatever the order: the upstream does not bring ids back.
+    for (const [id, entry] of work) {
+      for (const row of entry.destroys) {
+        await tombstone(trx, resource, [id], row.received_at)
+        outcome.applied.push({ resource: resource.name, source: 'tombstone', receivedAt: row.received_at })
       }
-      // The delivery's arrival travels with the refresh, so that its freshness can be measured.
-      const job = { resource: resource.name, id: recordId, receivedAt: row.received_at.toISOString() }
-      const queued = await enqueueRefresh(boss, trx, job, refreshCoalesceSeconds)
-      await markDeliveryProcessed(trx, row.id)
-      return queued ? ('refresh queued' as const) : ('refresh coalesced' as const)
-    })
-    logger.debug({ outcome }, 'delivery processed')
-    if (outcome === 'payload' || outcome === 'tombstone') onApplied?.(resource.name, outcome, row.received_at)
-  })
+    }
+    for (const [id, entry] of work) {
+      let refresh: 'refresh queued' | 'refresh coalesced' | undefined
+      if (entry.refreshFor) {
+        // The delivery's arrival travels with the refresh, so that its freshness can be measured.
+        const job = { resource: resource.name, id, receivedAt: entry.refreshFor.received_at.toISOString() }
+        refresh = (await enqueueRefresh(boss, trx, job, refreshCoalesceSeconds))
+          ? 'refresh queued'
+          : 'refresh coalesced'
+        if (refresh === 'refresh queued') outcome.refreshes.queued++
+        else outcome.refreshes.coalesced++
+      }
+      if (logger.isLevelEnabled('debug')) {
+        const outcomes = [
+          entry.payloads.length ? 'payload' : undefined,
+          entry.destroys.length ? 'tombstone' : undefined,
+          refresh,
+        ].filter(Boolean)
+        for (const row of entry.rows) logDelivery(logger, resource, row, outcomes)
+      }
+    }
+  }
+  await markDeliveriesProcessed(
+    trx,
+    rows.map((row) => row.id),
+  )
+  return outcome
 }

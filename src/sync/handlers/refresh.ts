@@ -1,10 +1,15 @@
-// Refresh of one record: `show` with the resource's includes, then apply; 404 tombstones it.
+// Refresh of one record: `show` with the resource's includes, then apply; 404 tombstones it. A
+// refresh is skipped when the row was written from a request sent after the record's latest delivery
+// arrived: that answer already holds every change the deliveries told of (a burst of deliveries that
+// trickles in while a refresh waits for the request budget costs one request, not two).
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
 import type { UpstreamClients } from '../../api-client/index.ts'
 import { type Logger, withLogContext } from '../../log.ts'
-import { findResource } from '../../resources/index.ts'
+import { type AnyResource, findResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
+import { latestDeliveryAt } from '../../store/inbox.ts'
+import { readFetchedAt } from '../../store/record-times.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
 import { recordJobContext } from './job-context.ts'
 
@@ -21,6 +26,17 @@ export interface RefreshHandlerDeps {
   logger: Logger
   /** `receivedAt`: when the delivery that asked for the refresh arrived, when the job says so. */
   onApplied?: (resource: string, source: 'fetch' | 'tombstone', receivedAt?: Date) => void
+  onSkipped?: (resource: string) => void
+}
+
+/** Whether a fetch sent after the record's latest delivery arrived (both on PostgreSQL's clock) wrote the row. */
+async function answeredAlready(db: Db, model: string | null, resource: AnyResource, id: number) {
+  if (!model) return false
+  const [asked, fetched] = await Promise.all([
+    latestDeliveryAt(db, model, id),
+    readFetchedAt(db, resource, id),
+  ])
+  return asked !== null && fetched !== null && fetched.getTime() >= asked.getTime()
 }
 
 export function createRefreshHandler(deps: RefreshHandlerDeps) {
@@ -31,7 +47,7 @@ export function createRefreshHandler(deps: RefreshHandlerDeps) {
   }
 }
 
-async function refresh({ db, clients, logger, onApplied }: RefreshHandlerDeps, job: Job<unknown>) {
+async function refresh({ db, clients, logger, onApplied, onSkipped }: RefreshHandlerDeps, job: Job<unknown>) {
   const parsed = refreshJob.safeParse(job.data)
   const resource = parsed.success ? findResource(parsed.data.resource) : undefined
   if (!parsed.success || !resource?.routes.show) {
@@ -41,6 +57,11 @@ async function refresh({ db, clients, logger, onApplied }: RefreshHandlerDeps, j
   const client = resource.service === 'crm' ? clients.crm : clients.reservation
   if (!client) return // the reservation service is no longer configured
   const { id, receivedAt } = parsed.data
+  if (await answeredAlready(db, resource.webhookModel, resource, id)) {
+    onSkipped?.(resource.name)
+    logger.debug('refresh skipped: a later fetch already answered it')
+    return
+  }
   // Upstream failures throw: pg-boss retries the job with backoff.
   const result = await client.show(resource, id)
   if (result.status === 'found') {

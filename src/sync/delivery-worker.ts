@@ -1,0 +1,171 @@
+// The workers of the inbox: they take accepted deliveries oldest first, a batch per transaction, and
+// apply them (handlers/delivery.ts). The receiver of this process wakes them the moment it commits a
+// delivery; deliveries another replica received, or whose retry falls due, are found by polling.
+import { withLogContext } from '../log.ts'
+import type { Db } from '../store/database.ts'
+import { claimDeliveries, type InboxRow, recordDeliveryFailure } from '../store/inbox.ts'
+import { type AppliedDelivery, applyDeliveries, type DeliveryDeps } from './handlers/delivery.ts'
+import type { SyncObserver } from './observer.ts'
+
+/** The kind under which deliveries are counted in `crm_sync_jobs_total`, as when they were pg-boss jobs. */
+export const DELIVERY_KIND = 'webhook-delivery'
+
+export interface DeliveryWorkerDeps extends DeliveryDeps {
+  db: Db
+  observer?: SyncObserver
+  onApplied?: (delivery: AppliedDelivery) => void
+}
+
+export interface DeliveryWorkerOptions {
+  /** Deliveries applied in one transaction at most. */
+  batchSize?: number
+  /** Batches in flight at once in this process. */
+  concurrency?: number
+  /** How often an idle worker looks for deliveries nobody woke it for. */
+  pollMs?: number
+  /** Attempts before a delivery is kept as `failed`. */
+  maxAttempts?: number
+}
+
+export interface DeliveryWorker {
+  /** A delivery was committed: look now. */
+  wake(): void
+  /** Lets the batches in flight finish; takes no more. */
+  stop(): Promise<void>
+}
+
+/** 2 s, doubling, at most 5 min (as the pg-boss queue of deliveries retried). */
+export const deliveryRetryInMs = (attempts: number) => Math.min(2_000 * 2 ** (attempts - 1), 300_000)
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+export interface InboxDrain {
+  /** Applies one batch of due deliveries; returns how many were taken (0: none is due). */
+  drainOnce(): Promise<number>
+  batchSize: number
+}
+
+/** The work of one worker, without its loop: tests drive it directly. */
+export function createInboxDrain(
+  deps: DeliveryWorkerDeps,
+  options: Pick<DeliveryWorkerOptions, 'batchSize' | 'maxAttempts'> = {},
+): InboxDrain {
+  const { db, logger, observer } = deps
+  const batchSize = options.batchSize ?? 200
+  const maxAttempts = options.maxAttempts ?? 20
+
+  function report(rows: InboxRow[], applied: AppliedDelivery[]) {
+    observer?.jobsDone?.(DELIVERY_KIND, 'completed', rows.length)
+    for (const delivery of applied) deps.onApplied?.(delivery)
+  }
+
+  /** Applies `rows` in one transaction; throws when anything fails (nothing is then written). */
+  async function applyBatch(ids?: number[]): Promise<InboxRow[]> {
+    let rows: InboxRow[] = []
+    const outcome = await db.transaction().execute(async (trx) => {
+      rows = await claimDeliveries(trx, ids ? ids.length : batchSize, ids)
+      return rows.length ? applyDeliveries(trx, rows, deps) : null
+    })
+    if (outcome) {
+      report(rows, outcome.applied)
+      logger.debug({ deliveries: rows.length, refreshes: outcome.refreshes }, 'deliveries applied')
+    }
+    return rows
+  }
+
+  /** After a batch failed: each delivery alone, so that one bad delivery holds back no other. */
+  async function applyOneByOne(rows: InboxRow[]) {
+    for (const row of rows) {
+      const context = { inboxId: row.id, model: row.model, recordId: row.record_id }
+      await withLogContext(context, async () => {
+        try {
+          await applyBatch([row.id])
+        } catch (error) {
+          observer?.jobsDone?.(DELIVERY_KIND, 'failed', 1)
+          const verdict = await recordDeliveryFailure(db, row.id, message(error), {
+            maxAttempts,
+            retryInMs: deliveryRetryInMs,
+          })
+          if (verdict === 'failed') {
+            logger.error(
+              { err: error },
+              `a delivery failed ${maxAttempts} times; kept as failed in the inbox`,
+            )
+          } else {
+            logger.warn({ err: error }, 'could not apply a delivery; it will be retried')
+          }
+        }
+      })
+    }
+  }
+
+  async function drainOnce(): Promise<number> {
+    let taken: InboxRow[] = []
+    try {
+      taken = await applyBatch()
+      return taken.length
+    } catch (error) {
+      // Nothing was written. Which rows? Read them again without the failed transaction's lock.
+      const rows = await db.transaction().execute((trx) => claimDeliveries(trx, batchSize))
+      if (rows.length === 0) throw error
+      logger.warn(
+        { err: error, deliveries: rows.length },
+        'a batch of deliveries failed; applying them one by one',
+      )
+      await applyOneByOne(rows)
+      return rows.length
+    }
+  }
+
+  return { drainOnce, batchSize }
+}
+
+export function startDeliveryWorker(
+  deps: DeliveryWorkerDeps,
+  options: DeliveryWorkerOptions = {},
+): DeliveryWorker {
+  const { logger } = deps
+  const { drainOnce, batchSize } = createInboxDrain(deps, options)
+  const concurrency = options.concurrency ?? 2
+  const pollMs = options.pollMs ?? 500
+  let stopped = false
+  let sleepers: (() => void)[] = []
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        sleepers = sleepers.filter((sleeper) => sleeper !== done)
+        resolve()
+      }
+      sleepers.push(done)
+    })
+
+  async function loop() {
+    while (!stopped) {
+      try {
+        const count = await drainOnce()
+        if (count < batchSize) await sleep(count === 0 ? pollMs : 0)
+      } catch (error) {
+        logger.error({ err: error }, 'could not read the inbox; trying again shortly')
+        await sleep(Math.max(pollMs, 1_000))
+      }
+    }
+  }
+
+  const loops = Array.from({ length: concurrency }, () =>
+    withLogContext({ queue: DELIVERY_KIND }, () => loop()),
+  )
+
+  return {
+    wake() {
+      for (const wake of [...sleepers]) wake()
+    },
+    async stop() {
+      stopped = true
+      for (const wake of [...sleepers]) wake()
+      await Promise.all(loops)
+    },
+  }
+}
