@@ -80,6 +80,9 @@ const environment = z.object({
   UPSTREAM_MAX_PAGES: integer(1, 1_000_000).default(10_000),
   // A record that changes again within this many seconds is refreshed once per slot of that length.
   REFRESH_COALESCE_SECONDS: integer(1, 3600).default(5),
+  // A refresh waits until its record has had no delivery for this long (at most one coalescing slot):
+  // a burst of changes that arrives over seconds costs one fetch, after its last delivery.
+  REFRESH_QUIET_MS: integer(0, 60_000).default(500),
 })
 
 // Rules between variables. Checked on the raw values, so that they are reported together with the
@@ -119,6 +122,7 @@ function toConfig(env: z.output<typeof environment>) {
     dataDir: resolve(env.DATA_DIR),
     embeddedPostgresPort: env.EMBEDDED_POSTGRES_PORT ?? null,
     refreshCoalesceSeconds: env.REFRESH_COALESCE_SECONDS,
+    refreshQuietMs: env.REFRESH_QUIET_MS,
     upstream: {
       timeoutSeconds: env.UPSTREAM_TIMEOUT_SECONDS,
       maxRetries: env.UPSTREAM_MAX_RETRIES,

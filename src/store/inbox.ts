@@ -127,3 +127,12 @@ export async function latestDeliveryAt(db: Db, model: string, recordId: number):
     .executeTakeFirst()
   return row?.received_at ?? null
 }
+
+/** Milliseconds since the latest delivery about a record arrived (PostgreSQL's clock), or null. */
+export async function latestDeliveryAgeMs(db: Db, model: string, recordId: number): Promise<number | null> {
+  const result = await sql<{ age_ms: number | null }>`
+    select (extract(epoch from clock_timestamp() - max(received_at)) * 1000)::float8 as age_ms
+    from sync.inbox where model = ${model} and record_id = ${recordId}
+  `.execute(db)
+  return result.rows[0]?.age_ms ?? null
+}

@@ -88,6 +88,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
           deps.onRefreshApplied?.(resource, source, receivedAt)
         },
         onSkipped: (resource) => observer?.refreshSkipped?.(resource),
+        quiet: { quietMs: config.refreshQuietMs, maxWaitMs: config.refreshCoalesceSeconds * 1000 },
       }),
       observer,
     ),

@@ -16,6 +16,7 @@ const logger = createLogger({ level: 'silent' })
 let sandbox: Sandbox
 let skipped: string[] = []
 let refresh: (id: number) => Promise<void>
+let refreshWhenQuiet: (id: number) => Promise<void>
 
 beforeAll(async () => {
   sandbox = await startSandbox({ seedSize: { people: 3 }, behaviour: { crmRateLimit: null } })
@@ -28,6 +29,14 @@ beforeAll(async () => {
     onSkipped: (resource) => skipped.push(resource),
   })
   refresh = (id) => handle([{ id: `refresh-${id}`, data: { resource: 'crm.people', id } } as Job<unknown>])
+  const quietHandle = createRefreshHandler({
+    db: database.db,
+    clients,
+    logger,
+    quiet: { quietMs: 300, maxWaitMs: 5_000 },
+  })
+  refreshWhenQuiet = (id) =>
+    quietHandle([{ id: `quiet-${id}`, data: { resource: 'crm.people', id } } as Job<unknown>])
 })
 afterAll(async () => {
   await sandbox?.stop()
@@ -114,5 +123,28 @@ describe('a refresh', () => {
     const before = shows()
     await refresh(id)
     expect(shows()).toBe(before)
+  })
+
+  it('waits until its record has had no delivery for the quiet time, then fetches once', async () => {
+    const [id] = sandbox.control.crm.liveIds('people') as [number]
+    await delivered(id)
+    const before = shows()
+    const running = refreshWhenQuiet(id)
+    // More deliveries while the refresh waits: the one fetch comes after the last of them.
+    await delivered(id)
+    const last = await delivered(id)
+    await running
+    expect(shows()).toBe(before + 1)
+    const { received_at } = await database.db
+      .selectFrom('sync.inbox')
+      .select('received_at')
+      .where('id', '=', last)
+      .executeTakeFirstOrThrow()
+    const row = await database.db
+      .selectFrom('crm.people')
+      .select('_fetched_at')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow()
+    expect(row._fetched_at?.getTime()).toBeGreaterThanOrEqual(received_at.getTime() + 300)
   })
 })

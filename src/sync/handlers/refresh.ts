@@ -8,7 +8,7 @@ import type { UpstreamClients } from '../../api-client/index.ts'
 import { type Logger, withLogContext } from '../../log.ts'
 import { type AnyResource, findResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
-import { latestDeliveryAt } from '../../store/inbox.ts'
+import { latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
 import { readFetchedAt } from '../../store/record-times.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
 import { recordJobContext } from './job-context.ts'
@@ -27,6 +27,29 @@ export interface RefreshHandlerDeps {
   /** `receivedAt`: when the delivery that asked for the refresh arrived, when the job says so. */
   onApplied?: (resource: string, source: 'fetch' | 'tombstone', receivedAt?: Date) => void
   onSkipped?: (resource: string) => void
+  /**
+   * A refresh first waits until its record has had no delivery for `quietMs`, for `maxWaitMs` at
+   * most: the deliveries of a burst trickle in over seconds, and one fetch after the last answers all.
+   */
+  quiet?: { quietMs: number; maxWaitMs: number }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function awaitQuiet(
+  db: Db,
+  model: string,
+  id: number,
+  { quietMs, maxWaitMs }: { quietMs: number; maxWaitMs: number },
+) {
+  if (quietMs <= 0) return
+  const deadline = Date.now() + maxWaitMs
+  for (;;) {
+    const age = await latestDeliveryAgeMs(db, model, id)
+    const left = deadline - Date.now()
+    if (age === null || age >= quietMs || left <= 0) return
+    await pause(Math.min(quietMs - age, left))
+  }
 }
 
 /** Whether a fetch sent after the record's latest delivery arrived (both on PostgreSQL's clock) wrote the row. */
@@ -47,7 +70,10 @@ export function createRefreshHandler(deps: RefreshHandlerDeps) {
   }
 }
 
-async function refresh({ db, clients, logger, onApplied, onSkipped }: RefreshHandlerDeps, job: Job<unknown>) {
+async function refresh(
+  { db, clients, logger, onApplied, onSkipped, quiet }: RefreshHandlerDeps,
+  job: Job<unknown>,
+) {
   const parsed = refreshJob.safeParse(job.data)
   const resource = parsed.success ? findResource(parsed.data.resource) : undefined
   if (!parsed.success || !resource?.routes.show) {
@@ -57,6 +83,7 @@ async function refresh({ db, clients, logger, onApplied, onSkipped }: RefreshHan
   const client = resource.service === 'crm' ? clients.crm : clients.reservation
   if (!client) return // the reservation service is no longer configured
   const { id, receivedAt } = parsed.data
+  if (quiet && resource.webhookModel) await awaitQuiet(db, resource.webhookModel, id, quiet)
   if (await answeredAlready(db, resource.webhookModel, resource, id)) {
     onSkipped?.(resource.name)
     logger.debug('refresh skipped: a later fetch already answered it')
