@@ -136,3 +136,13 @@ export async function latestDeliveryAgeMs(db: Db, model: string, recordId: numbe
   `.execute(db)
   return result.rows[0]?.age_ms ?? null
 }
+
+/** Deliveries (accepted, whatever became of them) that arrived in the last `windowMs`. */
+export async function countRecentDeliveries(db: Db, windowMs: number): Promise<number> {
+  const result = await sql<{ n: number }>`
+    select count(*)::int as n from sync.inbox
+    where received_at > clock_timestamp() - ${windowMs}::float8 * interval '1 millisecond'
+      and status <> 'rejected'
+  `.execute(db)
+  return result.rows[0]?.n ?? 0
+}

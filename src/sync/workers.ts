@@ -7,7 +7,7 @@ import type { Db } from '../store/database.ts'
 import { startDeliveryWorker } from './delivery-worker.ts'
 import { createDeadLetterHandler } from './handlers/dead-letter.ts'
 import type { AppliedDelivery } from './handlers/delivery.ts'
-import { createRefreshHandler, type RefreshHandlerDeps } from './handlers/refresh.ts'
+import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './handlers/refresh.ts'
 import { createSweepHandler } from './handlers/sweep.ts'
 import { type JobQueue, QUEUES } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
@@ -56,6 +56,23 @@ function instrumented<J>(kind: string, handler: (jobs: J[]) => Promise<void>, ob
     })
 }
 
+/**
+ * A refresh waits for its record to be quiet for REFRESH_QUIET_MS; while deliveries arrive faster
+ * than the CRM's request budget could fetch their records, for 2 s (and 30 s at most in any case).
+ */
+export function refreshQuiet(config: Config): QuietOptions {
+  const { requests, windowSeconds } = config.upstream.crm
+  return {
+    quietMs: config.refreshQuietMs,
+    maxWaitMs: 30_000,
+    pressure: {
+      windowMs: windowSeconds * 1000,
+      deliveries: requests,
+      quietMs: Math.max(config.refreshQuietMs, 2_000),
+    },
+  }
+}
+
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { db, boss, clients, config, logger, metrics, observer } = deps
   const applied = observer?.recordsApplied?.bind(observer)
@@ -88,7 +105,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
           deps.onRefreshApplied?.(resource, source, receivedAt)
         },
         onSkipped: (resource) => observer?.refreshSkipped?.(resource),
-        quiet: { quietMs: config.refreshQuietMs, maxWaitMs: config.refreshCoalesceSeconds * 1000 },
+        quiet: refreshQuiet(config),
       }),
       observer,
     ),

@@ -33,7 +33,11 @@ beforeAll(async () => {
     db: database.db,
     clients,
     logger,
-    quiet: { quietMs: 300, maxWaitMs: 5_000 },
+    quiet: {
+      quietMs: 300,
+      maxWaitMs: 5_000,
+      pressure: { windowMs: 10_000, deliveries: 1_000, quietMs: 2_000 },
+    },
   })
   refreshWhenQuiet = (id) =>
     quietHandle([{ id: `quiet-${id}`, data: { resource: 'crm.people', id } } as Job<unknown>])
@@ -146,5 +150,40 @@ describe('a refresh', () => {
       .where('id', '=', id)
       .executeTakeFirstOrThrow()
     expect(row._fetched_at?.getTime()).toBeGreaterThanOrEqual(received_at.getTime() + 300)
+  })
+
+  it('waits longer while deliveries arrive faster than the budget could fetch their records', async () => {
+    const config = parseConfig({ CRM_BASE_URL: sandbox.crmUrl, CRM_API_KEY: sandbox.crmApiKey })
+    const clients = createUpstreamClients(config, {
+      db: database.db,
+      logger,
+      metrics: createUpstreamMetrics(),
+    })
+    const handle = createRefreshHandler({
+      db: database.db,
+      clients,
+      logger,
+      quiet: {
+        quietMs: 100,
+        maxWaitMs: 5_000,
+        pressure: { windowMs: 10_000, deliveries: 3, quietMs: 1_000 },
+      },
+    })
+    const [id] = sandbox.control.crm.liveIds('people') as [number]
+    await delivered(id)
+    await delivered(id)
+    const last = await delivered(id)
+    await handle([{ id: 'pressed', data: { resource: 'crm.people', id } } as Job<unknown>])
+    const { received_at } = await database.db
+      .selectFrom('sync.inbox')
+      .select('received_at')
+      .where('id', '=', last)
+      .executeTakeFirstOrThrow()
+    const row = await database.db
+      .selectFrom('crm.people')
+      .select('_fetched_at')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow()
+    expect(row._fetched_at?.getTime()).toBeGreaterThanOrEqual(received_at.getTime() + 1_000)
   })
 })

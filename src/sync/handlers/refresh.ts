@@ -8,7 +8,7 @@ import type { UpstreamClients } from '../../api-client/index.ts'
 import { type Logger, withLogContext } from '../../log.ts'
 import { type AnyResource, findResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
-import { latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
+import { countRecentDeliveries, latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
 import { readFetchedAt } from '../../store/record-times.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
 import { recordJobContext } from './job-context.ts'
@@ -27,28 +27,44 @@ export interface RefreshHandlerDeps {
   /** `receivedAt`: when the delivery that asked for the refresh arrived, when the job says so. */
   onApplied?: (resource: string, source: 'fetch' | 'tombstone', receivedAt?: Date) => void
   onSkipped?: (resource: string) => void
+  /** How long a refresh waits for its record to go quiet first (see `awaitQuiet`). */
+  quiet?: QuietOptions
+}
+
+export interface QuietOptions {
+  /** No delivery of the record for this long: quiet. 0 turns the wait off. */
+  quietMs: number
+  /** The wait ends after this long, quiet or not. */
+  maxWaitMs: number
   /**
-   * A refresh first waits until its record has had no delivery for `quietMs`, for `maxWaitMs` at
-   * most: the deliveries of a burst trickle in over seconds, and one fetch after the last answers all.
+   * When at least `deliveries` deliveries arrived in the last `windowMs` (more than the request
+   * budget serves in its window), the record must be quiet for `quietMs` of this instead.
    */
-  quiet?: { quietMs: number; maxWaitMs: number }
+  pressure: { windowMs: number; deliveries: number; quietMs: number }
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-async function awaitQuiet(
-  db: Db,
-  model: string,
-  id: number,
-  { quietMs, maxWaitMs }: { quietMs: number; maxWaitMs: number },
-) {
-  if (quietMs <= 0) return
-  const deadline = Date.now() + maxWaitMs
+/**
+ * Waits until the record has had no delivery for a while. The deliveries of a burst trickle in over
+ * seconds, and one fetch after the last of them answers all. While deliveries arrive faster than the
+ * request budget could fetch their records, fetches wait for the budget anyway, and the record must
+ * be quiet for longer: that spends the budget on records that have stopped changing.
+ */
+async function awaitQuiet(db: Db, model: string, id: number, options: QuietOptions) {
+  if (options.quietMs <= 0) return
+  const deadline = Date.now() + options.maxWaitMs
+  const { pressure } = options
   for (;;) {
     const age = await latestDeliveryAgeMs(db, model, id)
     const left = deadline - Date.now()
-    if (age === null || age >= quietMs || left <= 0) return
-    await pause(Math.min(quietMs - age, left))
+    if (age === null || left <= 0) return
+    let needed = options.quietMs
+    if (age >= needed && (await countRecentDeliveries(db, pressure.windowMs)) >= pressure.deliveries) {
+      needed = pressure.quietMs
+    }
+    if (age >= needed) return
+    await pause(Math.min(needed - age, left))
   }
 }
 
