@@ -1,22 +1,34 @@
 #!/usr/bin/env node
-// Launcher of the `crm-sync` command. crm-sync needs Node 24 (it runs TypeScript directly); when an
-// older system node starts this file, it hands over to the Node 24 that the project installs.
+// Launcher of the `crm-sync` command (also behind `npm start`, `npm run cli` and the Dockerfile's
+// ENTRYPOINT). crm-sync needs Node 24 (it runs TypeScript directly) and the V8 flags of
+// node-flags.js. On a Node 24 started with those flags it runs the CLI in this process; otherwise it
+// runs Node 24 with them: it replaces this process (same pid, signals and stdio) where Node can
+// (process.execve), else it runs it as a child, e.g. when an older system node starts this file.
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { missingNodeFlags } from './node-flags.js'
 
 const entry = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url))
+const args = process.argv.slice(2)
 const major = Number(process.versions.node.split('.')[0])
+const flags = missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS)
 
-if (major >= 24) {
+if (major >= 24 && flags.length === 0) {
   const { run } = await import(entry)
-  process.exitCode = await run(process.argv.slice(2))
+  process.exitCode = await run(args)
 } else {
-  const node = fileURLToPath(new URL('../node_modules/.bin/node', import.meta.url))
+  const node =
+    major >= 24 ? process.execPath : fileURLToPath(new URL('../node_modules/.bin/node', import.meta.url))
   if (!existsSync(node)) {
     console.error(`crm-sync needs Node 24 or newer (this is ${process.version}); run npm install first`)
     process.exit(1)
   }
-  const child = spawnSync(node, [entry, ...process.argv.slice(2)], { stdio: 'inherit' })
+  // This Node's own flags (--inspect, --env-file, ...) go along when it is the Node that runs crm-sync.
+  const argv = [...(major >= 24 ? process.execArgv : []), ...flags, entry, ...args]
+  if (typeof process.execve === 'function' && process.platform !== 'win32') {
+    process.execve(node, [node, ...argv], process.env) // does not return
+  }
+  const child = spawnSync(node, argv, { stdio: 'inherit' })
   process.exitCode = child.status ?? 1
 }

@@ -1,4 +1,6 @@
-// Engines against the sandbox: the environment `npm start` would be given, and engine processes.
+// Engines against the sandbox: the environment `npm start` would be given, and engine processes with
+// the Node flags `npm start` gives them.
+import { NODE_FLAGS } from '../../bin/node-flags.js'
 import type { Sandbox } from '../../src/sandbox/index.ts'
 import { freePort } from '../../src/store/embedded-postgres.ts'
 import { type Child, spawnChild } from './child.ts'
@@ -13,8 +15,13 @@ export interface EngineOptions {
   /** Registers the hooks with the sandbox under this engine's URL (one engine per database only). */
   hooks?: boolean
   env?: Record<string, string>
-  /** Flags for the engine's Node. */
+  /** Flags for the engine's Node, after those of `crm-sync start` (the last of a flag wins). */
   nodeOptions?: string[]
+  /**
+   * Whether the engine's Node gets the V8 flags `crm-sync start` runs with (bin/node-flags.js), as
+   * users run it; false: Node's defaults. Default true.
+   */
+  startFlags?: boolean
 }
 
 export interface EngineProcess extends Child<{ port: number }> {
@@ -43,7 +50,7 @@ export async function spawnEngine(sandbox: Upstream, options: EngineOptions): Pr
   const child = await spawnChild<{ port: number }>(
     new URL('./engine-process.ts', import.meta.url),
     engineEnv(sandbox, port, options),
-    options.nodeOptions,
+    [...(options.startFlags === false ? [] : NODE_FLAGS), ...(options.nodeOptions ?? [])],
   )
   return { ...child, url: `http://127.0.0.1:${child.ready.port}` }
 }

@@ -1,4 +1,5 @@
 // `crm-sync start`: the service, until SIGTERM or SIGINT, then a shutdown bounded in time.
+import { missingNodeFlags } from '../../bin/node-flags.js'
 import { type Command, EXIT } from './command.ts'
 
 // A container orchestrator kills after its own grace period (Docker: 10 s unless told otherwise,
@@ -17,6 +18,14 @@ deliveries are taken, active jobs may finish (the rest stay queued), the pool is
   options: {},
   service: true,
   async run({ config, logger }) {
+    // bin/crm-sync.js (npm start, the image) runs Node with them; a hand-written `node src/...` may not.
+    const missing = missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS)
+    if (missing.length) {
+      logger.warn(
+        { missing },
+        'Node runs without the V8 flags of bin/node-flags.js: a full sweep may peak near 350 MB instead of 200 MB; start with bin/crm-sync.js or set them',
+      )
+    }
     const { start } = await import('../main.ts')
     const running = await start(config, logger)
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
