@@ -233,8 +233,8 @@ async function run(ctx: Context) {
           `${result.burst.requests} requests (${result.burst.shows} shows) until no refresh was left, ` +
           `${result.atConvergence.requests} when the last round was in the mirror (${round(result.burstConverged, 1)} s)` +
           (fetching
-            ? "; the sandbox makes the 1,000 changes at once and delivers them one by one over seconds, so a record's first refresh already reads its last round (1 request per record at convergence), but every delivery that arrives after that refresh started queues one more in the next slot of REFRESH_COALESCE_SECONDS (correct: the engine cannot know the fetch already saw the change), which then finds nothing new"
-            : '; the rounds of a record fall into the same second, and payloads of the second the row already holds cannot be ordered (whole-second timestamps), so the record is fetched to settle which is last; those fetches are coalesced like lean refreshes'),
+            ? '; the sandbox makes the 1,000 changes at once and delivers them one by one over seconds: a refresh waits until its record has had no delivery for REFRESH_QUIET_MS (2 s while deliveries outpace the request budget), so its one fetch comes after the last round, and the refreshes that later deliveries queued are skipped, since that fetch was sent after them'
+            : '; the rounds of a record fall into the same second, and payloads of the second the row already holds cannot be ordered (whole-second timestamps), so each record is fetched once to settle which is last, after its deliveries stopped (the quiet wait of lean refreshes)'),
       },
       {
         measure: `${objectType}: requests per resource, idle incremental cycle (the most)`,
