@@ -18,19 +18,12 @@ export type InboxRow = Selectable<InboxTable>
  */
 export async function insertAcceptedDeliveries(db: Db, rows: DeliveryRow[]): Promise<number[]> {
   if (rows.length === 0) return []
-  const column = <K extends keyof DeliveryRow>(key: K) => rows.map((row) => row[key] ?? null)
-  const result = await sql<{ id: string | number }>`
-    insert into sync.inbox (model, event, shape, record_id, payload, body, reason, job_id, status)
-    select model, event, shape, record_id, payload, body, reason, job_id, 'accepted'
-    from unnest(
-      ${column('model')}::text[], ${column('event')}::text[], ${column('shape')}::text[],
-      ${column('record_id')}::bigint[], ${column('payload')}::jsonb[], ${column('body')}::text[],
-      ${column('reason')}::text[], ${column('job_id')}::text[]
-    ) with ordinality as d(model, event, shape, record_id, payload, body, reason, job_id, n)
-    order by n
-    returning id
-  `.execute(db)
-  return result.rows.map((row) => Number(row.id)).sort((a, b) => a - b)
+  const inserted = await db
+    .insertInto('sync.inbox')
+    .values(rows.map((row) => ({ ...row, status: 'accepted' as const })))
+    .returning('id')
+    .execute()
+  return inserted.map((row) => Number(row.id)).sort((a, b) => a - b)
 }
 
 export async function insertAcceptedDelivery(db: Db, row: DeliveryRow): Promise<number> {
