@@ -64,6 +64,7 @@ const OWN_METRICS = {
   crm_sync_upstream_retries_total: 'counter',
   crm_sync_upstream_throttled_seconds_total: 'counter',
   crm_sync_records_applied_total: 'counter',
+  crm_sync_refreshes_skipped_total: 'counter',
   crm_sync_freshness_seconds: 'histogram',
   crm_sync_live_rows: 'gauge',
   crm_sync_remote_count: 'gauge',
@@ -90,12 +91,14 @@ describe('the registry', () => {
 
   it('is served at GET /metrics in the Prometheus text format', async () => {
     const { metrics } = metricsWith()
+    metrics.refreshSkipped?.('crm.people')
     metrics.jobsDone('webhook-delivery', 'completed', 2)
     const response = await createMetricsRoute(metrics).request('/metrics')
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
     const text = await response.text()
     expect(sampleOf(text, 'crm_sync_jobs_total', { kind: 'webhook-delivery', outcome: 'completed' })).toBe(2)
+    expect(sampleOf(text, 'crm_sync_refreshes_skipped_total', { resource: 'crm.people' })).toBe(1)
   })
 })
 
@@ -241,19 +244,21 @@ describe('gauges read from the database at each scrape', () => {
       getQueueStats: async (name: string) => [{ name, capturedOn: new Date(), ...counts }],
     } as unknown as JobQueue
     const { metrics } = metricsWith({ boss: counting })
-    const delivery = { queue: QUEUES.delivery.name }
+    const refresh = { queue: QUEUES.refresh.name }
     let text = await metrics.scrape()
-    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...delivery, state: 'queued' })).toBe(0)
+    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...refresh, state: 'queued' })).toBe(0)
+    // Deliveries wait in the inbox (crm_sync_inbox_depth), not in a pg-boss queue.
+    expect(
+      sampleOf(text, 'crm_sync_queue_jobs', { queue: QUEUES.delivery.name, state: 'queued' }),
+    ).toBeUndefined()
     Object.assign(counts, { queuedCount: 12, activeCount: 4, failedCount: 1 })
     text = await metrics.scrape()
-    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...delivery, state: 'queued' })).toBe(12)
-    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...delivery, state: 'active' })).toBe(4)
+    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...refresh, state: 'queued' })).toBe(12)
+    expect(sampleOf(text, 'crm_sync_queue_jobs', { ...refresh, state: 'active' })).toBe(4)
     expect(sampleOf(text, 'crm_sync_queue_jobs', { queue: QUEUES.sweep.name, state: 'failed' })).toBe(1)
     // and from the real pg-boss
     const real = await metricsWith().metrics.scrape()
-    expect(sampleOf(real, 'crm_sync_queue_jobs', { ...delivery, state: 'queued' })).toEqual(
-      expect.any(Number),
-    )
+    expect(sampleOf(real, 'crm_sync_queue_jobs', { ...refresh, state: 'queued' })).toEqual(expect.any(Number))
   })
 
   it('reports live rows, the last remote count and their difference (drift) per resource', async () => {

@@ -1,10 +1,12 @@
 // The store's write rules: monotonic upserts, same-second ties, sticky tombstones, children
-// replaced with their parent, and batches that are one statement.
+// replaced with their parent (also when two writers race for one parent), and batches that are two
+// statements whatever their size.
 import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { contacts, deals, people, users } from '../src/resources/index.ts'
 import { InvalidRecordError, tombstone, upsertRecords } from '../src/store/records.ts'
 import { useTestDatabase } from './support/database.ts'
+import { waitFor } from './support/process.ts'
 
 const database = useTestDatabase()
 
@@ -237,6 +239,37 @@ describe('children', () => {
     api_input: true,
   })
 
+  it('of one parent written by two racing writers are those of the last', async () => {
+    await upsertRecords(database.db, people, [person(1, EARLIER, { tags: [] })], fetched())
+    const first = await database.db.startTransaction().execute()
+    try {
+      await upsertRecords(first, people, [person(1, T0, { tags: [tag(1, 'first')] })], fetched())
+      // The second writer waits for the first's lock on the parent...
+      const second = upsertRecords(
+        database.db,
+        people,
+        [person(1, LATER, { tags: [tag(2, 'second')] })],
+        fetched(),
+      )
+      await waitFor(
+        async () => {
+          const { rows } = await sql<{ n: number }>`
+            select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`.execute(database.db)
+          return (rows[0]?.n ?? 0) > 0 ? true : undefined
+        },
+        10_000,
+        'the second writer to wait for the parent',
+      )
+      // ...and, once the first commits, replaces the children the first wrote meanwhile.
+      await first.commit().execute()
+      await second
+    } finally {
+      if (!first.isCommitted) await first.rollback().execute()
+    }
+    expect(await tagNames(1)).toEqual(['second'])
+  })
+
   it('are replaced together with their parent', async () => {
     await upsertRecords(database.db, people, [person(1, T0, { tags: [tag(1, 'a'), tag(2, 'b')] })], fetched())
     expect(await tagNames(1)).toEqual(['a', 'b'])
@@ -294,8 +327,141 @@ describe('children', () => {
   })
 })
 
+describe('values on their way to PostgreSQL', () => {
+  const awkward = ['say "hi"', 'back\\slash', '{a,b}', 'NULL', '', '  padded  ', 'line\nbreak', 'Ümlaut ✓ 😀']
+
+  it('keep text exactly, whatever characters it holds', async () => {
+    const records = awkward.map((name, i) => person(100 + i, T0, { name, first_name: `${name}!` }))
+    await upsertRecords(database.db, people, records, fetched())
+    const rows = await database.db
+      .selectFrom('crm.people')
+      .select(['id', 'name', 'first_name', '_raw'])
+      .orderBy('id')
+      .execute()
+    expect(rows.map((r) => r.name)).toEqual(awkward)
+    expect(rows.map((r) => r.first_name)).toEqual(awkward.map((name) => `${name}!`))
+    expect(rows.map((r) => r._raw)).toEqual(records)
+  })
+
+  it('store jsonb columns as the values they are, and null for a missing one', async () => {
+    const user = { id: 7, name: 'A "quoted" \\ user', tags: ['x', null] }
+    await upsertRecords(
+      database.db,
+      people,
+      [person(1, T0, { user }), person(2, T0, { user: 'just text' }), person(3, T0)],
+      fetched(),
+    )
+    const rows = await database.db.selectFrom('crm.people').select(['id', 'user']).orderBy('id').execute()
+    expect(rows).toEqual([
+      { id: 1, user },
+      { id: 2, user: 'just text' },
+      { id: 3, user: null },
+    ])
+  })
+
+  it('keep numbers, booleans and dates of every column type', async () => {
+    const deal = {
+      id: 9,
+      updated_at: T0,
+      value: 12.5,
+      value_count: '3',
+      target_date: '2022-12-31',
+      user_id: '42',
+      person_ids_set: 5,
+    }
+    await upsertRecords(database.db, deals, [deal], fetched())
+    const row = await database.db.selectFrom('crm.deals').selectAll().executeTakeFirstOrThrow()
+    expect(row).toMatchObject({
+      value: '12.5',
+      value_count: '3',
+      target_date: '2022-12-31',
+      user_id: 42,
+      person_ids_set: '5',
+    })
+  })
+
+  it('give each child row its own item as _raw, items that are not objects skipped', async () => {
+    const tags = [
+      { id: 1, name: 'a "b"', attachable_type: 'Person' },
+      'not an item',
+      null,
+      { id: 2, name: 'c\\d', api_input: '1' },
+    ]
+    const emails = [{ id: 3, name: 'x@example.com', atype: 'office' }]
+    const record = person(1, T0, { tags, tels: [], emails, homepages: [7] })
+    await upsertRecords(database.db, people, [record], fetched())
+    const stored = await database.db
+      .selectFrom('crm.tags')
+      .select(['_ordinal', 'id', 'name', 'api_input', '_raw'])
+      .orderBy('_ordinal')
+      .execute()
+    expect(stored).toEqual([
+      { _ordinal: 0, id: 1, name: 'a "b"', api_input: null, _raw: tags[0] },
+      { _ordinal: 1, id: 2, name: 'c\\d', api_input: true, _raw: tags[3] },
+    ])
+    const details = await database.db
+      .selectFrom('crm.contact_details')
+      .select(['_ordinal', 'type', 'name', '_raw'])
+      .execute()
+    expect(details).toEqual([{ _ordinal: 0, type: 'Email', name: 'x@example.com', _raw: emails[0] }])
+  })
+})
+
+describe('children in a batch', () => {
+  const tag = (id: number, name: string) => ({ id, name, attachable_type: 'Person' })
+
+  it('are replaced for the parents written, and only theirs', async () => {
+    await upsertRecords(
+      database.db,
+      people,
+      [
+        person(1, T0, { tags: [tag(1, 'one')] }),
+        person(2, T0, { tags: [tag(2, 'two')] }),
+        person(3, T0, { tags: [tag(3, 'three')] }),
+      ],
+      fetched(),
+    )
+    const result = await upsertRecords(
+      database.db,
+      people,
+      [
+        person(1, LATER, { tags: [tag(4, 'one, later')] }), // written: tags replaced
+        person(2, EARLIER, { tags: [tag(5, 'stale')] }), // refused: tags kept
+        person(3, LATER), // written without the include: tags kept
+      ],
+      fetched(),
+    )
+    expect(result).toEqual({ applied: [1, 3], ignored: [2] })
+    expect(await tagNames(1)).toEqual(['one, later'])
+    expect(await tagNames(2)).toEqual(['two'])
+    expect(await tagNames(3)).toEqual(['three'])
+  })
+})
+
+describe('_fetched_at', () => {
+  it('is the time of the request that wrote the row; a payload keeps it', async () => {
+    const first = new Date('2024-05-01T10:00:00Z')
+    await upsertRecords(database.db, people, [person(1, T0)], fetched(first))
+    expect((await row(1))?._fetched_at).toEqual(first)
+    await upsertRecords(database.db, people, [person(1, LATER, { name: 'payload' })], payload)
+    expect(await row(1)).toMatchObject({ name: 'payload', _fetched_at: first })
+    const second = new Date('2024-05-01T11:00:00Z')
+    await upsertRecords(database.db, people, [person(1, LATER, { name: 'fetched' })], fetched(second))
+    expect(await row(1)).toMatchObject({ name: 'fetched', _fetched_at: second })
+    await upsertRecords(database.db, people, [person(2, T0)], payload)
+    expect((await row(2))?._fetched_at).toBeNull()
+  })
+
+  it('is not moved by a refused record', async () => {
+    const first = new Date('2024-05-01T10:00:00Z')
+    await upsertRecords(database.db, people, [person(1, T0)], fetched(first))
+    await upsertRecords(database.db, people, [person(1, EARLIER)], fetched(new Date('2024-05-02T10:00:00Z')))
+    expect((await row(1))?._fetched_at).toEqual(first)
+  })
+})
+
 describe('batches', () => {
-  it('write 5,000 records with their children in one statement', async () => {
+  it('write 5,000 records with their children in two statements (parents, then children)', async () => {
     const records = Array.from({ length: 5000 }, (_, i) =>
       person(1_000_000 + i * 7, T0, {
         tags: [tag(i * 2, `t${i % 10}`), tag(i * 2 + 1, 'all')],
@@ -313,7 +479,7 @@ describe('batches', () => {
     })
     const result = await upsertRecords(counting, people, records, fetched())
     expect(result.applied).toHaveLength(5000)
-    expect(statements).toHaveLength(1)
+    expect(statements).toHaveLength(2)
     const counts = await sql<{ people: number; tags: number; addresses: number }>`
       select (select count(*)::int from crm.people) as people, (select count(*)::int from crm.tags) as tags,
              (select count(*)::int from crm.addresses) as addresses

@@ -11,8 +11,14 @@
 // - Children of a parent are replaced only when the parent row was written and the record carries
 //   every include that feeds that child table; a record without includes leaves children alone.
 import { type RawBuilder, sql } from 'kysely'
-import { coerce } from '../resources/columns.ts'
-import { type ChildTable, type Columns, hasUpdatedAt, type Resource } from '../resources/index.ts'
+import { coerce, type SqlType } from '../resources/columns.ts'
+import {
+  type ChildMapping,
+  type ChildTable,
+  type Columns,
+  hasUpdatedAt,
+  type Resource,
+} from '../resources/index.ts'
 import type { Db } from './database.ts'
 
 export type UpstreamRecord = Record<string, unknown>
@@ -37,19 +43,90 @@ export class InvalidRecordError extends Error {
 const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`
 const table = (qualified: string) => qualified.split('.').map(quote).join('.')
 const columnList = (names: string[], prefix = '') => names.map((name) => prefix + quote(name)).join(', ')
-const recordsetColumns = (columns: Columns) =>
-  Object.entries(columns)
-    .map(([name, column]) => `${quote(name)} ${column.type}`)
-    .join(', ')
 
-function columnValues(columns: Columns, source: UpstreamRecord, defaults?: Record<string, unknown>) {
-  const row: Record<string, unknown> = {}
-  for (const [name, column] of Object.entries(columns)) {
-    const key = column.from ?? name
-    const raw = key in source ? source[key] : defaults?.[name]
-    row[name] = coerce(column.type, column.map ? column.map(raw) : raw)
+// Rows travel column by column: one array parameter per column, zipped back into rows by
+// `rows from (unnest(...), ...)`. PostgreSQL parses a typed array far faster than a JSON recordset.
+// The records themselves travel once, as one JSON array: the parents' `_raw` are its elements and
+// a child's `_raw` is taken out of its parent's (`_raw -> key -> index`), never sent again.
+// Children are deleted and inserted only for parents the upsert wrote (`upserted`); the delete finds
+// them through the (_parent_resource, _parent_id) index, whatever the size of the table.
+
+interface ColumnSpec {
+  name: string
+  type: SqlType
+  key: string
+  map: ((value: unknown) => unknown) | undefined
+}
+
+const specCache = new WeakMap<Columns, ColumnSpec[]>()
+function columnSpecs(columns: Columns): ColumnSpec[] {
+  let specs = specCache.get(columns)
+  if (!specs) {
+    specs = Object.entries(columns).map(([name, column]) => ({
+      name,
+      type: column.type,
+      key: column.from ?? name,
+      map: column.map,
+    }))
+    specCache.set(columns, specs)
   }
-  return row
+  return specs
+}
+
+/**
+ * Coerces column values; a timestamp or date string seen before in the batch is not parsed again
+ * (children mostly carry their parent's stamps). `coerce` is pure, so the cache changes nothing else.
+ */
+function coercer(): (type: SqlType, value: unknown) => unknown {
+  const seen = { timestamptz: new Map<string, unknown>(), date: new Map<string, unknown>() }
+  return (type, value) => {
+    if (typeof value !== 'string' || (type !== 'timestamptz' && type !== 'date')) return coerce(type, value)
+    const cache = seen[type]
+    let coerced = cache.get(value)
+    if (coerced === undefined) {
+      coerced = coerce(type, value)
+      cache.set(value, coerced)
+    }
+    return coerced
+  }
+}
+
+type Coerce = ReturnType<typeof coercer>
+
+// The array parameters are written here as PostgreSQL array literals (what node-postgres would make
+// of a JavaScript array, without its per-element escaping passes): every string quoted, `\` and `"`
+// escaped, numbers and booleans as they print, null as NULL.
+const NEEDS_ESCAPE = /["\\]/
+const quoteElement = (text: string) => `"${NEEDS_ESCAPE.test(text) ? text.replace(/["\\]/g, '\\$&') : text}"`
+
+/** A coerced value as an element of an array literal (jsonb as its JSON text). */
+function arrayElement(type: SqlType, coerced: unknown): string {
+  if (coerced === null || coerced === undefined) return 'NULL'
+  if (type === 'jsonb') return quoteElement(JSON.stringify(coerced))
+  if (typeof coerced === 'string') return quoteElement(coerced)
+  return String(coerced)
+}
+
+const arrayLiteral = (elements: (string | number)[]) => `{${elements.join(',')}}`
+
+/** Appends the coerced value of every column of `source` to that column's array of elements. */
+function pushColumns(
+  specs: ColumnSpec[],
+  arrays: string[][],
+  source: UpstreamRecord,
+  convert: Coerce,
+  defaults?: Record<string, unknown>,
+) {
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i] as ColumnSpec
+    const raw = spec.key in source ? source[spec.key] : defaults?.[spec.name]
+    ;(arrays[i] as string[]).push(arrayElement(spec.type, convert(spec.type, spec.map ? spec.map(raw) : raw)))
+  }
+}
+
+/** `unnest($1::bigint[]), unnest($2::text[]), ...` of the given arrays of elements. */
+function unnests(specs: { type: SqlType }[], arrays: string[][]): RawBuilder<unknown>[] {
+  return specs.map((spec, i) => sql`unnest(${arrayLiteral(arrays[i] as string[])}::${sql.raw(spec.type)}[])`)
 }
 
 function recordId(resource: Resource, record: UpstreamRecord): number {
@@ -63,12 +140,16 @@ function recordId(resource: Resource, record: UpstreamRecord): number {
 }
 
 /** Keeps one record per id: the newest by `updated_at`, the later one on a tie. */
-function newestPerId(resource: Resource, records: UpstreamRecord[]): Map<number, UpstreamRecord> {
+function newestPerId(
+  resource: Resource,
+  records: UpstreamRecord[],
+  convert: Coerce,
+): Map<number, UpstreamRecord> {
   const byId = new Map<number, UpstreamRecord>()
   const ordered = hasUpdatedAt(resource)
   for (const record of records) {
     const id = recordId(resource, record)
-    const updatedAt = ordered ? coerce('timestamptz', record.updated_at) : null
+    const updatedAt = ordered ? convert('timestamptz', record.updated_at) : null
     if (ordered && updatedAt === null) {
       throw new InvalidRecordError(`${resource.name} ${id}: updated_at is missing or unparsable`)
     }
@@ -82,30 +163,67 @@ function newestPerId(resource: Resource, records: UpstreamRecord[]): Map<number,
 
 interface ChildBatch {
   child: ChildTable
+  mappings: ChildMapping[]
+  specs: ColumnSpec[]
+  /** Parents whose records carry every include that feeds the table: their children are replaced. */
   parentIds: number[]
-  rows: Record<string, unknown>[]
+  // One entry per child row:
+  rowParents: number[]
+  ordinals: number[]
+  /** Where the item sits in its parent's record: `_raw -> key -> index`. */
+  /** (quoted, as array elements) */
+  keys: string[]
+  indexes: number[]
+  /** One array of elements per column of the child table. */
+  columns: string[][]
 }
 
-function childBatches(resource: Resource, records: Map<number, UpstreamRecord>): ChildBatch[] {
+function childBatches(
+  resource: Resource,
+  records: Map<number, UpstreamRecord>,
+  convert: Coerce,
+): ChildBatch[] {
   const batches = new Map<ChildTable, ChildBatch>()
   for (const mapping of resource.children) {
-    if (!batches.has(mapping.child))
-      batches.set(mapping.child, { child: mapping.child, parentIds: [], rows: [] })
+    let batch = batches.get(mapping.child)
+    if (!batch) {
+      const specs = columnSpecs(mapping.child.columns)
+      batch = {
+        child: mapping.child,
+        mappings: [],
+        specs,
+        parentIds: [],
+        rowParents: [],
+        ordinals: [],
+        keys: [],
+        indexes: [],
+        columns: specs.map(() => []),
+      }
+      batches.set(mapping.child, batch)
+    }
+    batch.mappings.push(mapping)
   }
   for (const [parentId, record] of records) {
     for (const batch of batches.values()) {
-      const mappings = resource.children.filter((mapping) => mapping.child === batch.child)
-      if (!mappings.every((mapping) => mapping.key in record)) continue
+      if (!batch.mappings.every((mapping) => mapping.key in record)) continue
       batch.parentIds.push(parentId)
+      const parentColumn = batch.child.parentColumn
+      const parentArray = parentColumn
+        ? batch.columns[batch.specs.findIndex((spec) => spec.name === parentColumn)]
+        : undefined
       let ordinal = 0
-      for (const mapping of mappings) {
+      for (const mapping of batch.mappings) {
         const items = record[mapping.key]
         if (!Array.isArray(items)) continue
-        for (const item of items) {
+        for (let index = 0; index < items.length; index++) {
+          const item: unknown = items[index]
           if (typeof item !== 'object' || item === null) continue
-          const row = columnValues(batch.child.columns, item as UpstreamRecord, mapping.defaults)
-          if (batch.child.parentColumn) row[batch.child.parentColumn] = parentId
-          batch.rows.push({ ...row, _parent_id: parentId, _ordinal: ordinal++, _raw: item })
+          pushColumns(batch.specs, batch.columns, item as UpstreamRecord, convert, mapping.defaults)
+          if (parentArray) parentArray[parentArray.length - 1] = String(parentId)
+          batch.rowParents.push(parentId)
+          batch.ordinals.push(ordinal++)
+          batch.keys.push(quoteElement(mapping.key))
+          batch.indexes.push(index)
         }
       }
     }
@@ -143,35 +261,54 @@ export async function upsertRecords(
 ): Promise<UpsertResult> {
   if (records.length === 0) return { applied: [], ignored: [] }
   const now = new Date()
-  const newest = newestPerId(resource, records)
-  const names = Object.keys(resource.columns)
+  const convert = coercer()
+  // In id order: every writer locks rows in the same order, so two of them never deadlock.
+  const newest = new Map([...newestPerId(resource, records, convert)].sort(([a], [b]) => a - b))
+  const specs = columnSpecs(resource.columns)
+  const names = specs.map((spec) => spec.name)
   // A tombstone is compared with the time the request for a fetched record was sent.
   const fetchedAt = origin.source === 'fetch' ? origin.fetchedAt.toISOString() : null
-  const rows = [...newest.values()].map((record) => ({
-    ...columnValues(resource.columns, record),
-    _raw: record,
-    _deleted_at: softDeletedAt(resource, record, now),
-  }))
+  const columns: string[][] = specs.map(() => [])
+  const deletedAt: string[] = []
+  for (const record of newest.values()) {
+    pushColumns(specs, columns, record, convert)
+    deletedAt.push(arrayElement('timestamptz', softDeletedAt(resource, record, now)))
+  }
+  // The records once, in the order of the column arrays: `rows from` zips them by position.
+  const raw = JSON.stringify([...newest.values()])
 
-  const children = childBatches(resource, newest).map((batch, index) => {
-    const columns = Object.keys(batch.child.columns)
-    const target = sql.raw(table(batch.child.table))
-    const deleted = sql.raw(`deleted_${index}`)
-    const inserted = sql.raw(`inserted_${index}`)
-    return sql`,
+  const children = childBatches(resource, newest, convert)
+    .filter((batch) => batch.parentIds.length > 0)
+    .map((batch, index) => {
+      const names = batch.specs.map((spec) => spec.name)
+      const target = sql.raw(table(batch.child.table))
+      const deleted = sql.raw(`deleted_${index}`)
+      const inserted = sql.raw(`inserted_${index}`)
+      // Only the parents that were written, and of those only the ones whose record carries the includes.
+      const replaced =
+        batch.parentIds.length === newest.size
+          ? sql`select id from parents`
+          : sql`select id from parents where id = any(${arrayLiteral(batch.parentIds)}::bigint[])`
+      // `= any(array(...))`: an index scan on (_parent_resource, _parent_id) per parent.
+      const deletion = sql`,
       ${deleted} as (
-        delete from ${target} c using upserted u
-        where c._parent_resource = ${resource.name} and c._parent_id = u.id
-          and u.id = any(${batch.parentIds}::bigint[])
-      ),
-      ${inserted} as (
-        insert into ${target} (_parent_resource, _parent_id, _ordinal, ${sql.raw(columnList(columns))}, _raw)
-        select ${resource.name}, y._parent_id, y._ordinal, ${sql.raw(columnList(columns, 'y.'))}, y._raw
-        from json_to_recordset(${JSON.stringify(batch.rows)}::json)
-          as y(_parent_id bigint, _ordinal integer, ${sql.raw(recordsetColumns(batch.child.columns))}, _raw jsonb)
-        join upserted u on u.id = y._parent_id
+        delete from ${target} c
+        where c._parent_resource = ${resource.name} and c._parent_id = any(array(${replaced}))
       )`
-  })
+      if (batch.rowParents.length === 0) return deletion
+      return sql`${deletion},
+      ${inserted} as (
+        insert into ${target} (_parent_resource, _parent_id, _ordinal, ${sql.raw(columnList(names))}, _raw)
+        select ${resource.name}, y._parent_id, y._ordinal, ${sql.raw(columnList(names, 'y.'))},
+          u._raw -> y._key -> y._index
+        from rows from (
+          unnest(${arrayLiteral(batch.rowParents)}::bigint[]), unnest(${arrayLiteral(batch.ordinals)}::integer[]),
+          ${sql.join(unnests(batch.specs, batch.columns))},
+          unnest(${arrayLiteral(batch.keys)}::text[]), unnest(${arrayLiteral(batch.indexes)}::integer[])
+        ) as y(_parent_id, _ordinal, ${sql.raw(columnList(names))}, _key, _index)
+        join parents u on u.id = y._parent_id
+      )`
+    })
 
   // `_fetched_at` is the time of the request whose answer wrote the row; a payload keeps the row's.
   const updates = [...names.filter((name) => name !== 'id'), '_raw', '_synced_at', '_deleted_at', '_source']
@@ -179,23 +316,38 @@ export async function upsertRecords(
     .concat('_fetched_at = coalesce(excluded._fetched_at, t._fetched_at)')
     .join(', ')
 
-  const result = await sql<{ id: number }>`
-    with input as (
-      select * from json_to_recordset(${JSON.stringify(rows)}::json)
-        as x(${sql.raw(recordsetColumns(resource.columns))}, _raw jsonb, _deleted_at timestamptz)
-    ),
-    upserted as (
+  const parentsStatement = sql<{ id: number }>`
+    with upserted as (
       insert into ${sql.raw(table(resource.name))} as t (${sql.raw(columnList(names))}, _raw, _synced_at, _deleted_at, _source, _fetched_at)
-      select ${sql.raw(columnList(names))}, _raw, now(), _deleted_at, ${origin.source}, ${fetchedAt}::timestamptz
-      from input
+      select ${sql.raw(columnList(names, 'x.'))}, x._raw, now(), x._deleted_at, ${origin.source}, ${fetchedAt}::timestamptz
+      from rows from (
+        ${sql.join(unnests(specs, columns))},
+        jsonb_array_elements(${raw}::jsonb), unnest(${arrayLiteral(deletedAt)}::timestamptz[])
+      ) as x(${sql.raw(columnList(names))}, _raw, _deleted_at)
       on conflict (id) do update set ${sql.raw(updates)}
       where ${applyRule(resource, fetchedAt)}
       returning t.id
-    )${sql.join(children, sql``)}
+    )
     select id from upserted
-  `.execute(db)
-
-  const applied = result.rows.map((row) => row.id)
+  `
+  // Children are replaced by a second statement, after the first has locked the parents: its snapshot
+  // then holds the children of any writer that committed those parents before, which it deletes. (In
+  // one statement, the snapshot predates the lock, and two writers of one parent could both keep
+  // their children.)
+  const write = async (trx: Db) => {
+    const { rows } = await parentsStatement.execute(trx)
+    const applied = rows.map((row) => row.id)
+    if (applied.length > 0 && children.length > 0) {
+      await sql`
+        with parents as (
+          select id, _raw from ${sql.raw(table(resource.name))} where id = any(${arrayLiteral(applied)}::bigint[])
+        )${sql.join(children, sql``)}
+        select 1
+      `.execute(trx)
+    }
+    return applied
+  }
+  const applied = db.isTransaction ? await write(db) : await db.transaction().execute(write)
   const written = new Set(applied)
   return { applied, ignored: [...newest.keys()].filter((id) => !written.has(id)) }
 }

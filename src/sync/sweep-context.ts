@@ -27,6 +27,11 @@ export interface SweepSettings {
   maxPages: number
   /** Unseen rows listed, checked with `show` and written per batch (and checkpoint). */
   reconcileBatchSize: number
+  /**
+   * Connections a walk writes its pages on at once (default 1). Pages still commit in order, each with
+   * its checkpoint; more than one lets PostgreSQL write a page on another core while the last commits.
+   */
+  applyConnections?: number
 }
 
 export interface SweepDeps {
@@ -61,6 +66,8 @@ export function sweepDepsFrom(
       lookbackSeconds: config.syncLookbackSeconds,
       maxPages: config.upstream.maxPages,
       reconcileBatchSize: 100,
+      // Two: PostgreSQL writes a page on the second core while the previous one commits (bench apply).
+      applyConnections: 2,
     },
   }
 }
@@ -128,6 +135,8 @@ export interface SweepContext {
   recordsFetched(): number
   /** Throws SweepInterrupted once the job's signal is aborted. */
   checkAbort(): void
+  /** Whether the job's signal is aborted (the walk sends no further request then). */
+  aborted(): boolean
   /** Reports records written (after their transaction committed). */
   applied(source: 'fetch' | 'tombstone', count: number): void
 }
@@ -165,6 +174,7 @@ export function openSweep(
     checkAbort() {
       if (signal.aborted) throw new SweepInterrupted(`${resource.name}: the job was aborted`)
     },
+    aborted: () => signal.aborted,
     applied(source, count) {
       if (count > 0) deps.observer?.recordsApplied?.(resource.name, source, count)
     },

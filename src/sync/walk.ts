@@ -1,5 +1,5 @@
 // The page walk of a sweep: index pages ordered `updated_at-desc` (the newest changes first), each
-// applied with its checkpoint in one transaction, so a crashed sweep resumes at the next page.
+// applied in a transaction with the sweep's progress, so a crashed sweep resumes at its checkpoint.
 //
 // An incremental walk stops after a page entirely older than its watermark: in a descending order
 // nothing after such a page is newer. Records that change during the walk jump to the front, past
@@ -21,7 +21,15 @@ export interface WalkResult {
 
 const NEWEST_FIRST: Order = { field: 'updated_at', direction: 'desc' }
 
-/** Walks from `from.nextPage` to the end, or until a page is entirely older than `from.watermark`. */
+/**
+ * Walks from `from.nextPage` to the end, or until a page is entirely older than `from.watermark`.
+ *
+ * Fetching and applying overlap: once a page has arrived and the walk knows it goes on (which the page
+ * alone tells: its times, its size), the request for the next page is sent while this one is applied.
+ * No request is sent that the walk one page at a time would not send. Each page is written in a
+ * transaction with its progress; the checkpoint only ever covers pages whose records are committed,
+ * all of them from the first (see `pageApplier`), so a crashed sweep resumes without a gap.
+ */
 export async function walkPages(
   ctx: SweepContext,
   from: WalkCheckpoint,
@@ -36,36 +44,177 @@ export async function walkPages(
     total: offset === 0 ? total : null,
     maxPages: ctx.settings.maxPages,
   })
+  const applier = pageApplier(ctx, ctx.settings.applyConnections ?? 1)
   let nextPage = from.nextPage
   let newestFirst = true
   let previous = Number.POSITIVE_INFINITY
-  for await (const page of pages) {
-    nextPage = page.page + 1
-    await applyPage(ctx, page, { ...from, nextPage })
-    const times = page.records.map((record) => Date.parse(record.updated_at ?? ''))
-    if (order && newestFirst && !descending(times, previous)) {
-      // Stopping early is only safe on an ordered index; walk to the end instead.
-      newestFirst = false
-      ctx.logger.warn({ page: page.page }, 'index pages are not ordered by updated_at; walking every page')
+  let fetching: Promise<IteratorResult<RecordPage>> | null = pages.next()
+  try {
+    while (fetching) {
+      const step: IteratorResult<RecordPage> = await fetching
+      fetching = null
+      if (step.done) break
+      const page = step.value
+      nextPage = page.page + 1
+      const times = page.records.map((record) => Date.parse(record.updated_at ?? ''))
+      if (order && newestFirst && !descending(times, previous)) {
+        // Stopping early is only safe on an ordered index; walk to the end instead.
+        newestFirst = false
+        ctx.logger.warn({ page: page.page }, 'index pages are not ordered by updated_at; walking every page')
+      }
+      previous = times.at(-1) ?? previous
+      const stop =
+        watermark !== null && newestFirst && times.length > 0 && times.every((time) => time < watermark)
+      // An aborted job sends no further request; the pages already fetched are still applied.
+      if (!stop && !ctx.aborted()) fetching = prefetch(pages)
+      await applier.apply(page, { ...from, nextPage })
+      if (stop) {
+        await applier.settled()
+        return { end: 'stopped', nextPage }
+      }
+      if (!fetching) {
+        await applier.settled()
+        ctx.checkAbort()
+      }
     }
-    previous = times.at(-1) ?? previous
-    if (watermark !== null && newestFirst && times.length > 0 && times.every((time) => time < watermark)) {
-      return { end: 'stopped', nextPage }
-    }
-    ctx.checkAbort()
+    await applier.settled()
+    return { end: 'end', nextPage }
+  } finally {
+    // Leave nothing running behind the walk: a request in flight is waited for (its cost is counted),
+    // and so is every transaction.
+    if (fetching) await fetching.catch(() => {})
+    await applier.settled().catch(() => {})
+    await pages.return(undefined).catch(() => {})
   }
-  return { end: 'end', nextPage }
+}
+
+/** The next page, with its failure kept for whoever awaits it (not an unhandled rejection meanwhile). */
+function prefetch(pages: AsyncGenerator<RecordPage>): Promise<IteratorResult<RecordPage>> {
+  const next = pages.next()
+  next.catch(() => {})
+  return next
 }
 
 function descending(times: number[], previous: number): boolean {
   return times.every((time, i) => time <= (i === 0 ? previous : (times[i - 1] as number)))
 }
 
-async function applyPage(ctx: SweepContext, page: RecordPage, checkpoint: WalkCheckpoint): Promise<void> {
-  ctx.rejected.push(...page.rejected)
-  await ctx.db.transaction().execute(async (trx) => {
-    await upsertRecords(trx, ctx.resource, page.records, { source: 'fetch', fetchedAt: page.fetchedAt })
-    await ctx.save(trx, { records: page.records.length, pages: 1, checkpoint })
-  })
-  ctx.applied('fetch', page.records.length)
+interface PageApplier {
+  /** Resolves once the next page may be given: this one applied, or being applied on a connection. */
+  apply(page: RecordPage, checkpoint: WalkCheckpoint): Promise<void>
+  /**
+   * Resolves when every page given has committed and the checkpoint covers the last of them; rejects
+   * with the first failure (the checkpoint then covers no page after the one that failed).
+   */
+  settled(): Promise<void>
+}
+
+interface Pending {
+  checkpoint: WalkCheckpoint
+  ids: Set<number>
+  committed: boolean
+  done: Promise<void>
+}
+
+/**
+ * Applies pages, each in a transaction with its progress. With one connection a page commits before
+ * the next one starts. With more, a page is written while the pages before it are still being written,
+ * when it shares no record with them: a record on two pages is written in page order, and two
+ * statements replacing one parent's children at once would keep both sets.
+ *
+ * Transactions never wait for each other in JavaScript (a wait PostgreSQL cannot see could close a
+ * deadlock it would not detect); they may commit out of order. A transaction writes the checkpoint
+ * only when every page before its own has committed, and then covers the committed pages after it as
+ * well. A page that commits before an earlier one is covered by a later checkpoint (the earlier page's,
+ * or the next one's, or the one `settled` writes): a crash in between fetches it again, never skips.
+ */
+function pageApplier(ctx: SweepContext, connections: number): PageApplier {
+  // Pages given and not yet covered by a committed checkpoint, in page order.
+  const pending: Pending[] = []
+  // Pages given at most from the first one not covered: bounds what a crash makes fetch again.
+  const window = 2 * connections
+  let saving: Promise<unknown> = Promise.resolve()
+  const failures: unknown[] = []
+  const check = () => {
+    if (failures.length) throw failures[0]
+  }
+
+  /** The furthest committed page `entry`'s commit would make the checkpoint cover, if any. */
+  function coverage(entry: Pending): Pending | undefined {
+    const index = pending.indexOf(entry)
+    if (pending.slice(0, index).some((other) => !other.committed)) return undefined
+    let last = entry
+    for (const other of pending.slice(index + 1)) {
+      if (!other.committed) break
+      last = other
+    }
+    return last
+  }
+
+  /** Runs `ctx.save` after the saves before it: each adds the requests spent since the last one. */
+  function save(work: () => Promise<void>): Promise<void> {
+    const saved = saving.then(work)
+    saving = saved.catch(() => {})
+    return saved
+  }
+
+  async function write(entry: Pending, page: RecordPage): Promise<void> {
+    let covered: Pending | undefined
+    await ctx.db.transaction().execute(async (trx) => {
+      await upsertRecords(trx, ctx.resource, page.records, { source: 'fetch', fetchedAt: page.fetchedAt })
+      await save(() => {
+        // Decided from the commits known when the save runs.
+        covered = coverage(entry)
+        const progress = { records: page.records.length, pages: 1 }
+        return ctx.save(trx, covered ? { ...progress, checkpoint: covered.checkpoint } : progress)
+      })
+    })
+    entry.committed = true
+    if (covered) pending.splice(0, pending.indexOf(covered) + 1)
+    ctx.applied('fetch', page.records.length)
+  }
+
+  return {
+    async apply(page, checkpoint) {
+      check()
+      ctx.rejected.push(...page.rejected)
+      // Wait for a free connection, for the pages that share a record with this one, and for the
+      // checkpoint to catch up when the window is full.
+      for (;;) {
+        const running = pending.filter((entry) => !entry.committed)
+        const waits =
+          running.length >= connections
+            ? running // the first to finish frees a connection
+            : pending.length >= window
+              ? running.slice(0, 1) // the first one not committed holds the checkpoint back
+              : running.filter((other) => page.records.some((record) => other.ids.has(record.id)))
+        if (waits.length === 0) break
+        await Promise.race(waits.map((entry) => entry.done.catch(() => {})))
+        check()
+      }
+      const entry: Pending = {
+        checkpoint,
+        ids: new Set(page.records.map((record) => record.id)),
+        committed: false,
+        done: Promise.resolve(),
+      }
+      pending.push(entry)
+      entry.done = write(entry, page).catch((error: unknown) => {
+        failures.push(error)
+        throw error
+      })
+      entry.done.catch(() => {})
+      if (connections === 1) await entry.done
+    },
+    async settled() {
+      for (const entry of [...pending]) await entry.done.catch(() => {})
+      check()
+      const last = pending.at(-1)
+      // Every page committed; the last ones committed before an earlier one and are not covered yet.
+      if (last) {
+        await save(() => ctx.save(ctx.db, { checkpoint: last.checkpoint }))
+        pending.length = 0
+      }
+    },
+  }
 }
