@@ -2,6 +2,7 @@
 // delivery's job) with 32 concurrent connections, and acknowledgement latency at a fixed 1,000/s,
 // against pgbench's single-row inserts of a similar row into the same database in the same run.
 import { sql } from 'kysely'
+import { NODE_FLAGS } from '../bin/node-flags.js'
 import { webhookPath } from '../src/receiver/app.ts'
 import { startSandbox } from '../src/sandbox/index.ts'
 import { spawnChild } from './support/child.ts'
@@ -70,7 +71,8 @@ async function run(ctx: Context) {
     const receiver = await spawnChild<{ port: number }>(
       new URL('./support/receiver-process.ts', import.meta.url),
       { databaseUrl: database.url, secret: BENCH_SECRET },
-      ctx.nodeOptions,
+      // The V8 flags `crm-sync start` runs with (bin/node-flags.js): measured as users run it.
+      [...NODE_FLAGS, ...ctx.nodeOptions],
     )
     let phases: { warmUp: LoadResult; max: LoadResult; fixed: LoadResult; half: LoadResult }
     let machineBusy: number
