@@ -1,6 +1,7 @@
 // Jobs that used up their retries. A sweep that lands here would hold its resource until it went
-// stale; it is ended as failed at once. Other kinds are logged; their inbox rows stay `accepted`
-// (visible for inspection) and the next incremental run repairs what they would have written.
+// stale; it is ended as failed at once. Other kinds (refreshes) are logged, and the next incremental
+// run repairs what they would have written. (Deliveries are not pg-boss jobs: one that fails every
+// attempt is kept in the inbox as `failed`, see delivery-worker.ts.)
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
 import { type Logger, withLogContext } from '../../log.ts'
