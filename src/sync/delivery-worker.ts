@@ -129,6 +129,8 @@ export function startDeliveryWorker(
   const concurrency = options.concurrency ?? 2
   const pollMs = options.pollMs ?? 500
   let stopped = false
+  // Set by wake(): a delivery committed while a worker was busy is looked for before it sleeps.
+  let woken = false
   let sleepers: (() => void)[] = []
 
   const sleep = (ms: number) =>
@@ -145,8 +147,9 @@ export function startDeliveryWorker(
   async function loop() {
     while (!stopped) {
       try {
+        woken = false
         const count = await drainOnce()
-        if (count < batchSize) await sleep(count === 0 ? pollMs : 0)
+        if (count < batchSize && !woken) await sleep(count === 0 ? pollMs : 0)
       } catch (error) {
         logger.error({ err: error }, 'could not read the inbox; trying again shortly')
         await sleep(Math.max(pollMs, 1_000))
@@ -160,6 +163,7 @@ export function startDeliveryWorker(
 
   return {
     wake() {
+      woken = true
       for (const wake of [...sleepers]) wake()
     },
     async stop() {

@@ -57,24 +57,20 @@ interface RecordWork {
 }
 
 /**
- * Applies the payloads of one resource. Timestamps have whole seconds, so payloads of one second
- * cannot be ordered, and deliveries arrive in any order: when the row already holds the newest
- * payload's second, or two payloads share it, the record is fetched to settle which state is last.
- * Returns the ids to fetch.
+ * Applies the payloads of one resource; `current` holds the `updated_at` of its rows, locked.
+ * Timestamps have whole seconds, so payloads of one second cannot be ordered, and deliveries arrive
+ * in any order: when the row already holds the newest payload's second, or two payloads share it,
+ * the record is marked to be fetched (`refreshFor`) to settle which state is last.
  */
 async function applyPayloads(
   trx: Kysely<Database>,
   resource: AnyResource,
   work: Map<number, RecordWork>,
+  current: Map<number, Date | null>,
   applied: AppliedDelivery[],
 ): Promise<void> {
   const withPayloads = [...work].filter(([, entry]) => entry.payloads.length > 0)
   if (withPayloads.length === 0) return
-  const current = await lockUpdatedAts(
-    trx,
-    resource,
-    withPayloads.map(([id]) => id),
-  )
   const chosen: { id: number; record: UpstreamRecord; entry: RecordWork }[] = []
   for (const [id, entry] of withPayloads) {
     const newest = Math.max(...entry.payloads.map(({ record }) => second(record)))
@@ -153,8 +149,14 @@ export async function applyDeliveries(
     else entry.refreshFor ??= row
   }
 
-  for (const [resource, work] of byResource) {
-    await applyPayloads(trx, resource, work, outcome.applied)
+  // Rows are locked in one order by every writer (resource by resource, ids ascending), so that two
+  // batches, or a batch and a sweep, never wait for each other in a circle.
+  const ordered = [...byResource]
+    .sort(([a], [b]) => a.name.localeCompare(b.name))
+    .map(([resource, work]) => [resource, new Map([...work].sort(([a], [b]) => a - b))] as const)
+  for (const [resource, work] of ordered) {
+    const current = await lockUpdatedAts(trx, resource, [...work.keys()])
+    await applyPayloads(trx, resource, work, current, outcome.applied)
     // A destroy wins over any payload, whatever the order: the upstream does not bring ids back.
     for (const [id, entry] of work) {
       for (const row of entry.destroys) {
