@@ -36,3 +36,105 @@ describe('coerce', () => {
     expect(coerce(type, value)).toEqual(expected)
   })
 })
+
+// The implementation of timestamps before the fast path, kept as the reference the fast path must match.
+const REFERENCE_ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?\s*(?:Z|[+-](\d{2})(?::?\d{2})?)?$/i
+
+function referenceTimestamp(value: unknown): string | null {
+  if (typeof value !== 'string') return null
+  const match = REFERENCE_ISO_TIMESTAMP.exec(value.trim())
+  if (!match) return null
+  const [year, month, day, hour, minute, second, offsetHours] = match
+    .slice(1)
+    .map((part) => Number(part ?? 0))
+  const calendar = (y: number, m: number, d: number) => {
+    const date = new Date(Date.UTC(y, m - 1, d))
+    return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d
+  }
+  const valid =
+    calendar(year as number, month as number, day as number) &&
+    (hour as number) <= 23 &&
+    (minute as number) <= 59 &&
+    (second as number) <= 59 &&
+    (offsetHours as number) <= 15
+  return valid ? value.trim() : null
+}
+
+describe('coerce to timestamptz', () => {
+  it.each([
+    '2022-12-14T15:53:43.000+01:00',
+    '2022-12-14T15:53:43Z',
+    '2022-12-14t15:53:43z',
+    '2022-12-14 15:53:43',
+    '2022-12-14T15:53:43.123456-05:30',
+    '2022-12-14T15:53:43+0100',
+    '2022-12-14T15:53:43+01',
+    '2022-12-14T15:53:43 +01:00',
+    ' 2022-12-14T15:53:43Z ',
+    '2022-12-14T15:53',
+    '2022-12-14',
+    '2024-02-29T00:00:00Z',
+    '2023-02-29T00:00:00Z',
+    '2100-02-29T00:00:00Z',
+    '2000-02-29T00:00:00Z',
+    '0099-01-01T00:00:00Z',
+    '0100-01-01T00:00:00Z',
+    '2022-00-10T00:00:00Z',
+    '2022-04-31T00:00:00Z',
+    '2022-04-00T00:00:00Z',
+    '2022-12-14T24:00:00Z',
+    '2022-12-14T23:60:00Z',
+    '2022-12-14T23:59:60Z',
+    '2022-12-14T10:00:00+16:00',
+    '2022-12-14T10:00:00+15:99',
+    '2022-12-14T10:00:00.Z',
+    '2022-12-14T10:00:00.5',
+    '2022-12-14T10:00:00+1:00',
+    '2022-12-14T10:00:00+01:0',
+    '2022-12-14T10:00:00+01:000',
+    '2022-12-14T10:00:00Zx',
+    '2022-12-14X10:00:00Z',
+    '2022-12-14T10:00:00\u00a0',
+  ])('%j as before', (value) => {
+    expect(coerce('timestamptz', value)).toBe(referenceTimestamp(value))
+  })
+
+  it('gives the answer of the general path over many generated strings', () => {
+    // A deterministic generator: valid stamps, then each character replaced, dropped or doubled.
+    let seed = 42
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    const pad = (n: number, width = 2) => String(n).padStart(width, '0')
+    const alphabet = '0123456789-:T tZz+.x\u00a0'
+    let compared = 0
+    for (let i = 0; i < 3000; i++) {
+      const zones = [
+        '',
+        'Z',
+        'z',
+        `+${pad(random(17))}:${pad(random(61))}`,
+        `-${pad(random(17))}${pad(random(61))}`,
+        `+${pad(random(17))}`,
+      ]
+      const fraction = ['', '.000', `.${random(1_000_000)}`, '.'][random(4)]
+      const base =
+        `${pad(random(3000), 4)}-${pad(random(14))}-${pad(random(33))}${['T', 't', ' '][random(3)]}` +
+        `${pad(random(25))}:${pad(random(61))}:${pad(random(61))}${fraction}${zones[random(zones.length)]}`
+      const at = random(base.length)
+      const char = alphabet[random(alphabet.length)] as string
+      for (const value of [
+        base,
+        base.slice(0, at) + char + base.slice(at + 1),
+        base.slice(0, at) + base.slice(at + 1),
+        base.slice(0, at) + char + base.slice(at),
+      ]) {
+        expect([value, coerce('timestamptz', value)]).toEqual([value, referenceTimestamp(value)])
+        compared++
+      }
+    }
+    expect(compared).toBe(12_000)
+  })
+})

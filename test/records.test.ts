@@ -279,6 +279,93 @@ describe('children', () => {
     expect(await tagNames(1)).toEqual([])
   })
 
+  it('end as a full replace would leave them, rows whose values are unchanged kept as they were', async () => {
+    const CHILD_TABLES = ['crm.tags', 'crm.addresses', 'crm.contact_details']
+    /** Every child row of the people, all columns but `_synced_at`, as text (numbers keep their scale). */
+    const childRows = async () => {
+      const rows: string[] = []
+      for (const table of CHILD_TABLES) {
+        const result = await sql<{ row: string }>`
+          select (to_jsonb(c) - '_synced_at')::text as row from ${sql.table(table)} c
+          order by _parent_id, _ordinal, (to_jsonb(c) - '_synced_at')::text`.execute(database.db)
+        rows.push(...result.rows.map((r) => `${table} ${r.row}`))
+      }
+      return rows
+    }
+    const syncedAt = async (table: string, id: number) => {
+      const { rows } = await sql<{ at: Date }>`
+        select _synced_at as at from ${sql.table(table)} where _parent_id = 1 and id = ${id}`.execute(
+        database.db,
+      )
+      return rows.map((r) => r.at.getTime())
+    }
+    const before = person(1, T0, {
+      tags: [tag(1, 'same'), tag(2, 'renamed'), tag(3, 'dropped'), tag(4, 'moves')],
+      addrs: [{ id: 10, city: 'Leipzig', street: '', primary: null, atype: 'work_hq' }],
+      // The same item under another include: the same _raw, another `type`.
+      tels: [{ id: 20, atype: 'office', name: 'x' }],
+      emails: [],
+      homepages: [{ id: 21, atype: 'office', name: 'https://example.com' }],
+      other: { id: 2 },
+    })
+    const after = person(1, LATER, {
+      tags: [tag(1, 'same'), tag(2, 'renamed!'), tag(4, 'moves'), tag(5, 'new')],
+      addrs: [{ id: 10, city: 'Leipzig', street: '', primary: null, atype: 'work_hq' }],
+      tels: [],
+      emails: [{ id: 20, atype: 'office', name: 'x' }],
+      homepages: [{ id: 21, atype: 'office', name: 'https://example.com' }],
+    })
+    // Another parent's children are not touched.
+    await upsertRecords(database.db, people, [before, { ...before, id: 2 }], fetched())
+    // A duplicate of a row that is unchanged (as an old race could leave): a rewrite keeps one.
+    await sql`insert into crm.tags select * from crm.tags where _parent_id = 1 and id = 1`.execute(
+      database.db,
+    )
+    const firstWrite = await syncedAt('crm.tags', 1)
+    expect(firstWrite).toHaveLength(2)
+    await sql`select pg_sleep(0.01)`.execute(database.db)
+
+    await upsertRecords(database.db, people, [after], fetched())
+    const kept = await childRows()
+
+    // The reference: the same records written into an empty mirror, every child row inserted.
+    await sql`truncate crm.people, crm.tags, crm.addresses, crm.contact_details`.execute(database.db)
+    await upsertRecords(database.db, people, [{ ...before, id: 2 }], fetched())
+    await upsertRecords(database.db, people, [after], fetched())
+    expect(kept).toEqual(await childRows())
+    expect(kept.filter((row) => row.startsWith('crm.tags')).length).toBe(8)
+    expect(await tagNames(1)).toEqual(['same', 'renamed!', 'moves', 'new'])
+  })
+
+  it('keep the _synced_at of rows whose values are unchanged, and rewrite the others', async () => {
+    await upsertRecords(
+      database.db,
+      people,
+      [person(1, T0, { tags: [tag(1, 'a'), tag(2, 'b'), tag(3, 'c')] })],
+      fetched(),
+    )
+    const stamps = async () => {
+      const { rows } = await sql<{ name: string; at: Date }>`
+        select name, _synced_at as at from crm.tags where _parent_id = 1 order by _ordinal`.execute(
+        database.db,
+      )
+      return rows.map((r) => [r.name, r.at.getTime()] as const)
+    }
+    const first = await stamps()
+    await sql`select pg_sleep(0.01)`.execute(database.db)
+    // a unchanged; b changed; c now at another ordinal; d new.
+    await upsertRecords(
+      database.db,
+      people,
+      [person(1, LATER, { tags: [tag(1, 'a'), tag(2, 'b2'), tag(4, 'd'), tag(3, 'c')] })],
+      fetched(),
+    )
+    const second = await stamps()
+    expect(second.map(([name]) => name)).toEqual(['a', 'b2', 'd', 'c'])
+    expect(second[0]?.[1]).toBe(first[0]?.[1])
+    for (const [, at] of second.slice(1)) expect(at).toBeGreaterThan(first[0]?.[1] ?? 0)
+  })
+
   it('are left alone when the parent was not written (older record)', async () => {
     await upsertRecords(database.db, people, [person(1, T0, { tags: [tag(1, 'current')] })], fetched())
     await upsertRecords(database.db, people, [person(1, EARLIER, { tags: [tag(9, 'stale')] })], fetched())

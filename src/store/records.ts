@@ -1,5 +1,5 @@
-// Writes of upstream records into the mirror. One statement per batch: the parent rows and the
-// replacement of their children travel together, so a page of 500 records is one round trip.
+// Writes of upstream records into the mirror. Two statements per batch, whatever its size: the
+// parent rows, then the replacement of the children of the parents written.
 //
 // Ordering rules (DESIGN.md, "Known traps"):
 // - A record replaces a live row when its `updated_at` is not older than the row's. Timestamps have
@@ -10,6 +10,9 @@
 // - A record that carries the upstream's own soft-delete mark (`deleted_at`) is stored tombstoned.
 // - Children of a parent are replaced only when the parent row was written and the record carries
 //   every include that feeds that child table; a record without includes leaves children alone.
+//   A replacement ends with exactly the rows a delete-and-insert would leave, but an existing row
+//   whose values (every column and `_raw`, byte for byte) are those of the incoming row at its
+//   `_ordinal` is kept as it is (its `_synced_at` too); the others are deleted, the rest inserted.
 import { type RawBuilder, sql } from 'kysely'
 import { coerce, type SqlType } from '../resources/columns.ts'
 import {
@@ -48,8 +51,10 @@ const columnList = (names: string[], prefix = '') => names.map((name) => prefix 
 // `rows from (unnest(...), ...)`. PostgreSQL parses a typed array far faster than a JSON recordset.
 // The records themselves travel once, as one JSON array: the parents' `_raw` are its elements and
 // a child's `_raw` is taken out of its parent's (`_raw -> key -> index`), never sent again.
-// Children are deleted and inserted only for parents the upsert wrote (`upserted`); the delete finds
-// them through the (_parent_resource, _parent_id) index, whatever the size of the table.
+// Children are replaced only for parents the upsert wrote (`parents`): their rows are read once
+// through the (_parent_resource, _parent_id) index, whatever the size of the table; the ones equal to
+// an incoming row are kept (one per place), the others deleted by ctid, the incoming rows not kept
+// inserted.
 
 interface ColumnSpec {
   name: string
@@ -231,6 +236,24 @@ function childBatches(
   return [...batches.values()]
 }
 
+/**
+ * `c.name::type as name, ...`: the table's columns as the types the incoming rows have
+ * (record_image_eq compares only like types; a cast to a column's own type costs nothing).
+ */
+const typedColumns = (specs: ColumnSpec[]) =>
+  specs.map((spec) => `c.${quote(spec.name)}::${spec.type} as ${quote(spec.name)}`).join(', ')
+
+/**
+ * `c` (a child row in the table) holds exactly the values of `y` (the incoming one), every column and
+ * `_raw`: their binary images are equal (`record_image_eq`, nulls equal to nulls). Unlike `=`, it tells
+ * a numeric's scale apart (1.0, 1.00, also inside jsonb), so a kept row is the row a rewrite would give.
+ */
+function sameRow(specs: ColumnSpec[]): string {
+  const row = (alias: string) =>
+    `row(${columnList(specs.map((spec) => spec.name).concat('_raw'), `${alias}.`)})`
+  return `record_image_eq(${row('c')}, ${row('y')})`
+}
+
 function softDeletedAt(resource: Resource, record: UpstreamRecord, now: Date): string | null {
   if (!resource.softDeleteKey) return null
   const mark = record[resource.softDeleteKey]
@@ -250,7 +273,7 @@ function applyRule(resource: Resource, fetchedAt: string | null): RawBuilder<unk
 }
 
 /**
- * Upserts a batch of records of one resource with their children, in one statement.
+ * Upserts a batch of records of one resource with their children, in two statements.
  * `records` are unwrapped upstream records; the full record is kept in `_raw`.
  */
 export async function upsertRecords(
@@ -296,17 +319,40 @@ export async function upsertRecords(
         where c._parent_resource = ${resource.name} and c._parent_id = any(array(${replaced}))
       )`
       if (batch.rowParents.length === 0) return deletion
-      return sql`${deletion},
-      ${inserted} as (
-        insert into ${target} (_parent_resource, _parent_id, _ordinal, ${sql.raw(columnList(names))}, _raw)
-        select ${resource.name}, y._parent_id, y._ordinal, ${sql.raw(columnList(names, 'y.'))},
-          u._raw -> y._key -> y._index
+      const incoming = sql.raw(`incoming_${index}`)
+      const kept = sql.raw(`kept_${index}`)
+      const existing = sql.raw(`existing_${index}`)
+      return sql`,
+      ${incoming} as (
+        select y._parent_id, y._ordinal, ${sql.raw(columnList(names, 'y.'))}, u._raw -> y._key -> y._index as _raw
         from rows from (
           unnest(${arrayLiteral(batch.rowParents)}::bigint[]), unnest(${arrayLiteral(batch.ordinals)}::integer[]),
           ${sql.join(unnests(batch.specs, batch.columns))},
           unnest(${arrayLiteral(batch.keys)}::text[]), unnest(${arrayLiteral(batch.indexes)}::integer[])
         ) as y(_parent_id, _ordinal, ${sql.raw(columnList(names))}, _key, _index)
         join parents u on u.id = y._parent_id
+      ),
+      -- Every part reads the table as it was before the statement. The parents are locked by this
+      -- transaction, so no other writer touches these rows meanwhile: their ctids stay theirs.
+      ${existing} as materialized (
+        select c.ctid as _ctid, c._parent_id, c._ordinal, ${sql.raw(typedColumns(batch.specs))}, c._raw
+        from ${target} c
+        where c._parent_resource = ${resource.name} and c._parent_id = any(array(${replaced}))
+      ),
+      ${kept} as (
+        select distinct on (c._parent_id, c._ordinal) c._ctid, c._parent_id, c._ordinal
+        from ${existing} c join ${incoming} y on y._parent_id = c._parent_id and y._ordinal = c._ordinal
+        where ${sql.raw(sameRow(batch.specs))}
+      ),
+      ${deleted} as (
+        delete from ${target} c
+        where c.ctid = any(array(select _ctid from ${existing} where _ctid not in (select _ctid from ${kept})))
+      ),
+      ${inserted} as (
+        insert into ${target} (_parent_resource, _parent_id, _ordinal, ${sql.raw(columnList(names))}, _raw)
+        select ${resource.name}, y._parent_id, y._ordinal, ${sql.raw(columnList(names, 'y.'))}, y._raw
+        from ${incoming} y
+        where (y._parent_id, y._ordinal) not in (select _parent_id, _ordinal from ${kept})
       )`
     })
 

@@ -2,9 +2,20 @@
 // without an id or with an unparsable updated_at is rejected, by an error naming resource, id and field.
 import nock from 'nock'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { RejectedRecordError } from '../../src/api-client/errors.ts'
 import { type Drift, parseRecord, parseRecords, unwrap } from '../../src/api-client/records.ts'
-import { bookings, contacts, deals, people, users } from '../../src/resources/index.ts'
+import { coerce } from '../../src/resources/columns.ts'
+import {
+  bookings,
+  contacts,
+  deals,
+  hasUpdatedAt,
+  people,
+  type Resource,
+  resources,
+  users,
+} from '../../src/resources/index.ts'
 import { CRM_URL, crmClient, useNock, useTestDatabase } from './harness.ts'
 
 const realPerson = {
@@ -175,5 +186,129 @@ describe('records through the client', () => {
     const drift = lines.filter((line) => line.includes('cannot hold'))
     expect(drift).toHaveLength(1)
     expect(JSON.parse(drift[0] as string)).toMatchObject({ resource: 'crm.deals', id: 1, field: 'value' })
+  })
+})
+
+// The zod implementation that parsed each record twice (the keys, then every field for drift), kept
+// as the reference the one-pass parser must match: the same record, the same error, the same drifts.
+function referenceParser(resource: Resource) {
+  const describe = (value: unknown) => (value === undefined ? 'is missing' : `is ${JSON.stringify(value)}`)
+  const id = z.unknown().transform((value, ctx) => {
+    const coerced = coerce('bigint', value)
+    if (typeof coerced === 'number' && coerced > 0) return coerced
+    ctx.addIssue({ code: 'custom', message: `${describe(value)}, not an id` })
+    return z.NEVER
+  })
+  const updatedAt = z.unknown().transform((value, ctx) => {
+    if (typeof value === 'string' && coerce('timestamptz', value) !== null) return value
+    ctx.addIssue({ code: 'custom', message: `${describe(value)}, not a timestamp` })
+    return z.NEVER
+  })
+  const keys = hasUpdatedAt(resource) ? z.looseObject({ id, updated_at: updatedAt }) : z.looseObject({ id })
+  const fields = z.looseObject(
+    Object.fromEntries(
+      Object.entries(resource.columns).map(([name, column]) => [
+        column.from ?? name,
+        z
+          .unknown()
+          .optional()
+          .refine((value) => {
+            const mapped = column.map ? column.map(value) : value
+            return mapped === undefined || mapped === null || coerce(column.type, mapped) !== null
+          }),
+      ]),
+    ),
+  )
+  return (value: Record<string, unknown>) => {
+    const drifts: Drift[] = []
+    const parsed = keys.safeParse(value)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      const coerced = coerce('bigint', value.id)
+      const id = typeof coerced === 'number' ? coerced : null
+      const field = String(issue?.path[0] ?? '(record)')
+      return { error: [id, field, `${resource.name} ${id ?? '(no id)'}: ${field} ${issue?.message}`] }
+    }
+    const checked = fields.safeParse(value)
+    if (!checked.success) {
+      for (const issue of checked.error.issues) {
+        const field = String(issue.path[0])
+        drifts.push({ resource: resource.name, id: parsed.data.id, field, value: value[field] })
+      }
+    }
+    return { record: parsed.data, drifts }
+  }
+}
+
+function parsedNow(resource: Resource, value: Record<string, unknown>) {
+  const drifts: Drift[] = []
+  try {
+    return { record: parseRecord(resource, value, (drift) => drifts.push(drift)), drifts }
+  } catch (error) {
+    if (!(error instanceof RejectedRecordError)) throw error
+    return { error: [error.id, error.field, error.message] }
+  }
+}
+
+describe('the one-pass record parser', () => {
+  it('gives the record, rejection and drifts of the two zod passes, for every resource', () => {
+    const values = [
+      undefined,
+      null,
+      0,
+      -3,
+      1.5,
+      7,
+      '42',
+      '',
+      'abc',
+      true,
+      false,
+      '2022-12-14T15:53:43.000+01:00',
+      '2022-12-14T15:53:43Z',
+      '2022-02-30T10:00:00Z',
+      '2022-12-31',
+      '31.12.2022',
+      '1200.50',
+      1e300,
+      { nested: [1, 2] },
+      [],
+      'female_user',
+    ]
+    let seed = 7
+    const pick = <T>(list: readonly T[]) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return list[seed % list.length] as T
+    }
+    const seen = { records: 0, rejected: 0, drifts: 0 }
+    for (const resource of resources) {
+      const reference = referenceParser(resource)
+      const keys = [...new Set(Object.entries(resource.columns).map(([name, column]) => column.from ?? name))]
+      for (let i = 0; i < 400; i++) {
+        const value: Record<string, unknown> = {}
+        for (const key of keys) {
+          const choice = pick(values)
+          if (choice !== undefined || pick([true, false])) value[key] = choice
+        }
+        // Mostly usable ids and stamps, so that the fields are checked too.
+        if (i % 4 !== 0) value.id = pick([1, 30016185, '77'])
+        if (i % 4 !== 0 && i % 8 !== 1) value.updated_at = '2022-12-14T15:53:43.000+01:00'
+        value.unknown_key = { kept: i }
+        const expected = reference(structuredClone(value))
+        const actual = parsedNow(resource, structuredClone(value))
+        expect({ resource: resource.name, value, ...actual }).toEqual({
+          resource: resource.name,
+          value,
+          ...expected,
+        })
+        if (actual.error) seen.rejected++
+        else seen.records++
+        seen.drifts += actual.drifts?.length ?? 0
+      }
+    }
+    expect(seen.records + seen.rejected).toBe(resources.length * 400)
+    expect(seen.rejected).toBeGreaterThan(500)
+    expect(seen.records).toBeGreaterThan(1000)
+    expect(seen.drifts).toBeGreaterThan(1000)
   })
 })
