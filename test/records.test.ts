@@ -53,7 +53,7 @@ describe('upsertRecords', () => {
   it('stores typed columns, the raw record and the engine columns', async () => {
     const record = person(30016185, T0, { gender: 2, user_id: null, unknown_key: { kept: true } })
     const result = await upsertRecords(database.db, people, [record], fetched())
-    expect(result).toEqual({ applied: [30016185], ignored: [] })
+    expect(result).toEqual({ applied: [30016185], ignored: [], inserted: [30016185] })
     const stored = await row(30016185)
     expect(stored).toMatchObject({
       id: 30016185,
@@ -71,7 +71,7 @@ describe('upsertRecords', () => {
   it('never lets an older record replace a newer one', async () => {
     await upsertRecords(database.db, people, [person(1, T0, { name: 'new' })], payload)
     const result = await upsertRecords(database.db, people, [person(1, EARLIER, { name: 'old' })], fetched())
-    expect(result).toEqual({ applied: [], ignored: [1] })
+    expect(result).toEqual({ applied: [], ignored: [1], inserted: [] })
     expect((await row(1))?.name).toBe('new')
   })
 
@@ -99,6 +99,17 @@ describe('upsertRecords', () => {
     await upsertRecords(database.db, people, [person(2, T0, { name: 'payload' })], payload)
     await upsertRecords(database.db, people, [person(2, T0, { name: 'fetched' })], fetched())
     expect((await row(2))?.name).toBe('fetched')
+  })
+
+  it('on a tie between two fetches, keeps the answer to the later request, whichever lands last', async () => {
+    const sent = (seconds: number) => fetched(new Date(Date.parse('2026-01-01T00:00:00Z') + seconds * 1000))
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'seen at 2' })], sent(2))
+    // A sweep's page asked at 1 and applied after the refresh asked at 2: the older answer.
+    const older = await upsertRecords(database.db, people, [person(1, T0, { name: 'seen at 1' })], sent(1))
+    expect(older.ignored).toEqual([1])
+    expect(await row(1)).toMatchObject({ name: 'seen at 2', _fetched_at: new Date('2026-01-01T00:00:02Z') })
+    await upsertRecords(database.db, people, [person(1, T0, { name: 'seen at 3' })], sent(3))
+    expect(await row(1)).toMatchObject({ name: 'seen at 3', _fetched_at: new Date('2026-01-01T00:00:03Z') })
   })
 
   it('compares instants, not strings: the same second in another offset is a tie', async () => {
@@ -518,7 +529,7 @@ describe('children in a batch', () => {
       ],
       fetched(),
     )
-    expect(result).toEqual({ applied: [1, 3], ignored: [2] })
+    expect(result).toEqual({ applied: [1, 3], ignored: [2], inserted: [] })
     expect(await tagNames(1)).toEqual(['one, later'])
     expect(await tagNames(2)).toEqual(['two'])
     expect(await tagNames(3)).toEqual(['three'])

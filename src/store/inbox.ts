@@ -85,27 +85,34 @@ export async function recordDeliveryFailure(
   error: string,
   options: { maxAttempts: number; retryInMs: (attempts: number) => number },
 ): Promise<'retry' | 'failed'> {
-  const row = await db
-    .updateTable('sync.inbox')
-    .set((eb) => ({ attempts: eb('attempts', '+', 1), error }))
-    .where('id', '=', id)
-    .where('status', '=', 'accepted')
-    .returning('attempts')
-    .executeTakeFirst()
-  if (!row) return 'retry' // applied meanwhile by another worker
-  const failed = row.attempts >= options.maxAttempts
-  await db
-    .updateTable('sync.inbox')
-    .set(
-      failed
-        ? { status: 'failed' }
-        : {
-            available_at: sql<Date>`now() + ${options.retryInMs(row.attempts)}::float8 * interval '1 millisecond'`,
-          },
-    )
-    .where('id', '=', id)
-    .execute()
-  return failed ? 'failed' : 'retry'
+  // One transaction holding the row: a worker that takes it meanwhile (`skip locked`) cannot apply it
+  // between the count and the verdict, and a delivery applied before is left alone.
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('sync.inbox')
+      .select('attempts')
+      .where('id', '=', id)
+      .where('status', '=', 'accepted')
+      .forUpdate()
+      .executeTakeFirst()
+    if (!row) return 'retry' // applied meanwhile by another worker
+    const attempts = row.attempts + 1
+    const failed = attempts >= options.maxAttempts
+    await trx
+      .updateTable('sync.inbox')
+      .set({
+        attempts,
+        error,
+        ...(failed
+          ? { status: 'failed' as const }
+          : {
+              available_at: sql<Date>`now() + ${options.retryInMs(attempts)}::float8 * interval '1 millisecond'`,
+            }),
+      })
+      .where('id', '=', id)
+      .execute()
+    return failed ? 'failed' : 'retry'
+  })
 }
 
 /** When the latest delivery about a record arrived (PostgreSQL's clock), or null when none did. */

@@ -4,7 +4,8 @@
 // Ordering rules (DESIGN.md, "Known traps"):
 // - A record replaces a live row when its `updated_at` is not older than the row's. Timestamps have
 //   whole seconds, so same-second updates are normal: on a tie the newcomer wins, except that a
-//   webhook payload never replaces a row that came from the upstream's own answer in that second.
+//   webhook payload never replaces a row that came from the upstream's own answer in that second,
+//   and an answer never replaces one to a request sent after its own.
 // - A tombstone sticks. Only a record fetched from the upstream *after* the tombstone was written
 //   brings the row back (a stale payload, or a page fetched before the delete, cannot).
 // - A record that carries the upstream's own soft-delete mark (`deleted_at`) is stored tombstoned.
@@ -37,6 +38,8 @@ export interface UpsertResult {
   applied: number[]
   /** Ids whose rows were newer (or tombstoned) and kept. */
   ignored: number[]
+  /** Of `applied`, the ids that had no row before (inserted, not updated). */
+  inserted: number[]
 }
 
 export class InvalidRecordError extends Error {
@@ -263,10 +266,14 @@ function softDeletedAt(resource: Resource, record: UpstreamRecord, now: Date): s
 
 function applyRule(resource: Resource, fetchedAt: string | null): RawBuilder<unknown> {
   // t: the row in the mirror; excluded: the incoming record; fetchedAt: when its request was sent.
+  // On a tie, a payload never replaces a fetched row, and a fetch never replaces one whose request
+  // was sent after its own (a sweep's page applied after a refresh that read a later state).
+  const tieAccepts = sql`not (excluded._source = 'payload' and t._source = 'fetch')
+    and not coalesce(excluded._source = 'fetch' and t._source = 'fetch' and excluded._fetched_at < t._fetched_at, false)`
   const liveRowAccepts = hasUpdatedAt(resource)
     ? sql`(t.updated_at is null or excluded.updated_at > t.updated_at
-          or (excluded.updated_at = t.updated_at and not (excluded._source = 'payload' and t._source = 'fetch')))`
-    : sql`not (excluded._source = 'payload' and t._source = 'fetch')`
+          or (excluded.updated_at = t.updated_at and ${tieAccepts}))`
+    : tieAccepts
   return sql`(t._deleted_at is null and ${liveRowAccepts})
     or (t._deleted_at is not null and ${fetchedAt}::timestamptz > t._deleted_at)
     or (t._deleted_at is not null and excluded._deleted_at is not null and ${liveRowAccepts})`
@@ -282,7 +289,7 @@ export async function upsertRecords(
   records: UpstreamRecord[],
   origin: RecordOrigin,
 ): Promise<UpsertResult> {
-  if (records.length === 0) return { applied: [], ignored: [] }
+  if (records.length === 0) return { applied: [], ignored: [], inserted: [] }
   const now = new Date()
   const convert = coercer()
   // In id order: every writer locks rows in the same order, so two of them never deadlock.
@@ -362,7 +369,7 @@ export async function upsertRecords(
     .concat('_fetched_at = coalesce(excluded._fetched_at, t._fetched_at)')
     .join(', ')
 
-  const parentsStatement = sql<{ id: number }>`
+  const parentsStatement = sql<{ id: number; inserted: boolean }>`
     with upserted as (
       insert into ${sql.raw(table(resource.name))} as t (${sql.raw(columnList(names))}, _raw, _synced_at, _deleted_at, _source, _fetched_at)
       select ${sql.raw(columnList(names, 'x.'))}, x._raw, now(), x._deleted_at, ${origin.source}, ${fetchedAt}::timestamptz
@@ -372,17 +379,19 @@ export async function upsertRecords(
       ) as x(${sql.raw(columnList(names))}, _raw, _deleted_at)
       on conflict (id) do update set ${sql.raw(updates)}
       where ${applyRule(resource, fetchedAt)}
-      returning t.id
+      returning t.id, t.xmax = 0 as inserted
     )
-    select id from upserted
+    select id, inserted from upserted
   `
   // Children are replaced by a second statement, after the first has locked the parents: its snapshot
   // then holds the children of any writer that committed those parents before, which it deletes. (In
   // one statement, the snapshot predates the lock, and two writers of one parent could both keep
   // their children.)
+  let inserted: number[] = []
   const write = async (trx: Db) => {
     const { rows } = await parentsStatement.execute(trx)
     const applied = rows.map((row) => row.id)
+    inserted = rows.filter((row) => row.inserted).map((row) => row.id)
     if (applied.length > 0 && children.length > 0) {
       await sql`
         with parents as (
@@ -395,7 +404,7 @@ export async function upsertRecords(
   }
   const applied = db.isTransaction ? await write(db) : await db.transaction().execute(write)
   const written = new Set(applied)
-  return { applied, ignored: [...newest.keys()].filter((id) => !written.has(id)) }
+  return { applied, ignored: [...newest.keys()].filter((id) => !written.has(id)), inserted }
 }
 
 /**

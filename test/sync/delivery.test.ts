@@ -7,10 +7,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
 import { people } from '../../src/resources/index.ts'
 import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
-import { tombstone } from '../../src/store/records.ts'
+import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { createInboxDrain, deliveryRetryInMs } from '../../src/sync/delivery-worker.ts'
 import { startJobQueue } from '../../src/sync/job-queue.ts'
 import { useTestDatabase } from '../support/database.ts'
+import { waitFor } from '../support/process.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })
@@ -184,6 +185,36 @@ describe('a batch of deliveries', () => {
     expect((await person(50))?.name).toBe('newest')
     expect((await person(51))?.name).toBe('two')
     expect(await queuedRefreshes()).toEqual([{ resource: 'crm.people', id: 51 }])
+  })
+
+  it('settles with a refresh a record another writer created meanwhile in the same second', async () => {
+    const other = await database.db.startTransaction().execute()
+    try {
+      // A refresh (or sweep) writes the new record, not yet committed: the batch sees no row.
+      await upsertRecords(other, people, [complete(70, T0, 'fetched')], {
+        source: 'fetch',
+        fetchedAt: new Date(),
+      })
+      await store('update', 'api', 70, { person: complete(70, T0, 'payload') })
+      const draining = drain().drainOnce()
+      await waitFor(
+        async () => {
+          const { rows } = await sql<{ n: number }>`
+            select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`.execute(database.db)
+          return (rows[0]?.n ?? 0) > 0 ? true : undefined
+        },
+        10_000,
+        'the batch to wait for the other writer',
+      )
+      await other.commit().execute()
+      expect(await draining).toBe(1)
+    } finally {
+      if (!other.isCommitted) await other.rollback().execute()
+    }
+    // The fetched row stays (a payload never replaces a fetch of its second), and a fetch settles it.
+    expect((await person(70))?.name).toBe('fetched')
+    expect(await queuedRefreshes()).toEqual([{ resource: 'crm.people', id: 70 }])
   })
 
   it('tombstones a record destroyed in the batch, whatever came before in it', async () => {

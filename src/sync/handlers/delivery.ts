@@ -84,25 +84,35 @@ async function applyPayloads(
     if (held === newest || atNewest.length > 1) entry.refreshFor ??= last.row
     chosen.push({ id, record: last.record, entry })
   }
+  const inserted = new Set<number>()
   try {
-    await upsertRecords(
+    const result = await upsertRecords(
       trx,
       resource,
       chosen.map(({ record }) => record),
       { source: 'payload' },
     )
+    for (const id of result.inserted) inserted.add(id)
   } catch (error) {
     if (!(error instanceof InvalidRecordError)) throw error
     // A payload the store cannot use (checked before anything is written): each is tried alone, and
     // the records of unusable ones are fetched instead.
     for (const { record, entry } of chosen) {
       try {
-        await upsertRecords(trx, resource, [record], { source: 'payload' })
+        const result = await upsertRecords(trx, resource, [record], { source: 'payload' })
+        for (const id of result.inserted) inserted.add(id)
       } catch (inner) {
         if (!(inner instanceof InvalidRecordError)) throw inner
         entry.refreshFor ??= entry.payloads[0]?.row
         entry.payloads = []
       }
+    }
+  }
+  // No row was there to lock, yet the insert met one: another writer (a batch, a refresh, a sweep)
+  // created the record meanwhile, in a second this payload may share. A fetch settles which is last.
+  for (const { id, entry } of chosen) {
+    if (!current.has(id) && entry.payloads.length > 0 && !inserted.has(id)) {
+      entry.refreshFor ??= entry.payloads.at(-1)?.row
     }
   }
   for (const { entry } of chosen) {
