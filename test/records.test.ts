@@ -5,8 +5,7 @@ import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { contacts, deals, people, users } from '../src/resources/index.ts'
 import { InvalidRecordError, tombstone, upsertRecords } from '../src/store/records.ts'
-import { useTestDatabase } from './support/database.ts'
-import { waitFor } from './support/process.ts'
+import { useTestDatabase, waitForLockWaiter } from './support/database.ts'
 
 const database = useTestDatabase()
 
@@ -262,16 +261,7 @@ describe('children', () => {
         [person(1, LATER, { tags: [tag(2, 'second')] })],
         fetched(),
       )
-      await waitFor(
-        async () => {
-          const { rows } = await sql<{ n: number }>`
-            select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`.execute(database.db)
-          return (rows[0]?.n ?? 0) > 0 ? true : undefined
-        },
-        10_000,
-        'the second writer to wait for the parent',
-      )
+      await waitForLockWaiter(database.db, 'the second writer to wait for the parent')
       // ...and, once the first commits, replaces the children the first wrote meanwhile.
       await first.commit().execute()
       await second
@@ -334,7 +324,6 @@ describe('children', () => {
     )
     const firstWrite = await syncedAt('crm.tags', 1)
     expect(firstWrite).toHaveLength(2)
-    await sql`select pg_sleep(0.01)`.execute(database.db)
 
     await upsertRecords(database.db, people, [after], fetched())
     const kept = await childRows()
@@ -362,8 +351,9 @@ describe('children', () => {
       )
       return rows.map((r) => [r.name, r.at.getTime()] as const)
     }
+    // Written a minute ago, so that a rewrite now is told apart without waiting.
+    await sql`update crm.tags set _synced_at = _synced_at - interval '1 minute'`.execute(database.db)
     const first = await stamps()
-    await sql`select pg_sleep(0.01)`.execute(database.db)
     // a unchanged; b changed; c now at another ordinal; d new.
     await upsertRecords(
       database.db,

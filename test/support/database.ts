@@ -1,8 +1,10 @@
 // A database of its own for each test file, cloned from the migrated template (fast), dropped after.
 import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, inject } from 'vitest'
 import { createDb, createPool, type Db } from '../../src/store/database.ts'
+import { waitFor } from './process.ts'
 import { databaseUrl } from './urls.ts'
 
 export interface TestDatabase {
@@ -50,4 +52,18 @@ export function useTestDatabase(): TestDatabase {
     if (holder.db) await dropTestDatabase(holder)
   })
   return holder
+}
+
+/** Waits until a session of this test database waits for a lock (another transaction holds it). */
+export async function waitForLockWaiter(db: Db, what: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`.execute(db)
+      return (rows[0]?.n ?? 0) > 0 ? true : undefined
+    },
+    10_000,
+    what,
+  )
 }

@@ -10,8 +10,7 @@ import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
 import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { createInboxDrain, deliveryRetryInMs } from '../../src/sync/delivery-worker.ts'
 import { startJobQueue } from '../../src/sync/job-queue.ts'
-import { useTestDatabase } from '../support/database.ts'
-import { waitFor } from '../support/process.ts'
+import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })
@@ -197,16 +196,7 @@ describe('a batch of deliveries', () => {
       })
       await store('update', 'api', 70, { person: complete(70, T0, 'payload') })
       const draining = drain().drainOnce()
-      await waitFor(
-        async () => {
-          const { rows } = await sql<{ n: number }>`
-            select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`.execute(database.db)
-          return (rows[0]?.n ?? 0) > 0 ? true : undefined
-        },
-        10_000,
-        'the batch to wait for the other writer',
-      )
+      await waitForLockWaiter(database.db, 'the batch to wait for the other writer')
       await other.commit().execute()
       expect(await draining).toBe(1)
     } finally {

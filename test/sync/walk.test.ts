@@ -11,6 +11,7 @@ import { readRun } from '../../src/store/runs.ts'
 import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
 import type { SweepDeps } from '../../src/sync/sweep-context.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { waitFor } from '../support/process.ts'
 import { mirrorOf, sandboxConfig, startTestRun, sweep, sweepDeps, truthOf } from './support.ts'
 
 let database: TestDatabase
@@ -70,14 +71,6 @@ async function checkpointOf(runId: number) {
     select checkpoint from sync.run_resources where run_id = ${runId} and resource = 'crm.people'
   `.execute(database.db)
   return result.rows[0]?.checkpoint ?? null
-}
-
-async function waitUntil(probe: () => Promise<boolean>, what: string) {
-  const deadline = Date.now() + 10_000
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 describe('a walk on two connections', () => {
@@ -148,7 +141,7 @@ describe('a walk on two connections', () => {
         `.execute(database.db)
         return (row.rows[0]?.synced ?? new Date(0)) >= started
       }
-      await waitUntil(() => written(onPage5), 'page 5 to commit')
+      await waitFor(async () => ((await written(onPage5)) ? true : undefined), 10_000, 'page 5 to commit')
       expect(await written(blocked)).toBe(false)
       const checkpoint = await checkpointOf(result.runId)
       expect(checkpoint?.nextPage).toBeLessThanOrEqual(3)
