@@ -4,7 +4,7 @@ import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import { type Logger, withLogContext } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { startDeliveryWorker } from './delivery-worker.ts'
+import { DELIVERY_KIND, startDeliveryWorker } from './delivery-worker.ts'
 import { createDeadLetterHandler } from './handlers/dead-letter.ts'
 import type { AppliedDelivery } from './handlers/delivery.ts'
 import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './handlers/refresh.ts'
@@ -79,7 +79,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const deliveries = startDeliveryWorker({
     db,
     boss,
-    logger: logger.child({ queue: 'webhook-delivery' }),
+    logger: logger.child({ queue: DELIVERY_KIND }),
     refreshCoalesceSeconds: config.refreshCoalesceSeconds,
     observer,
     onApplied: ({ resource, source, receivedAt }) => {
