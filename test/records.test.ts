@@ -367,6 +367,74 @@ describe('children', () => {
     for (const [, at] of second.slice(1)) expect(at).toBeGreaterThan(first[0]?.[1] ?? 0)
   })
 
+  it('are not touched when the parent is written with the includes it had, byte for byte', async () => {
+    const addrs = [{ id: 10, city: 'Leipzig', street: 'Hauptstr. 1', primary: null }]
+    const tags = [tag(1, 'a'), tag(2, 'b')]
+    await upsertRecords(database.db, people, [person(1, T0, { tags, addrs })], fetched())
+    // Written a minute ago, so that a rewrite now is told apart without waiting.
+    await sql`update crm.tags set _synced_at = _synced_at - interval '1 minute'`.execute(database.db)
+    await sql`update crm.addresses set _synced_at = _synced_at - interval '1 minute'`.execute(database.db)
+    const versions = async (table: 'crm.tags' | 'crm.addresses') => {
+      const { rows } = await sql<{ version: string }>`
+        select ctid::text || ' ' || _synced_at::text as version from ${sql.table(table)} order by _ordinal`.execute(
+        database.db,
+      )
+      return rows.map((r) => r.version)
+    }
+    const tagsBefore = await versions('crm.tags')
+    const addressesBefore = await versions('crm.addresses')
+
+    const statements: string[] = []
+    const counting = database.db.withPlugin({
+      transformQuery: (args) => {
+        statements.push(args.node.kind)
+        return args.node
+      },
+      transformResult: async (args) => args.result,
+    })
+    // Another name, the same includes (in another key order): only the parent is written.
+    const same = person(1, LATER, {
+      name: 'Renamed',
+      addrs: [{ primary: null, street: 'Hauptstr. 1', city: 'Leipzig', id: 10 }],
+      tags,
+    })
+    expect((await upsertRecords(counting, people, [same], fetched())).applied).toEqual([1])
+    expect(statements).toHaveLength(1)
+    expect((await row(1))?.name).toBe('Renamed')
+    expect(await versions('crm.tags')).toEqual(tagsBefore)
+    expect(await versions('crm.addresses')).toEqual(addressesBefore)
+
+    // One include changes: its table is replaced, the other is still not touched.
+    const LATEST = '2022-12-14T15:53:45.000+01:00'
+    await upsertRecords(database.db, people, [person(1, LATEST, { tags, addrs: [] })], fetched())
+    expect(await versions('crm.addresses')).toEqual([])
+    expect(await versions('crm.tags')).toEqual(tagsBefore)
+    expect(await tagNames(1)).toEqual(['a', 'b'])
+  })
+
+  it('are replaced when another writer changed them after the statement began, though its includes are the old ones', async () => {
+    // The row holds tag "a". A first writer replaces it by "b" and holds its transaction open; a second
+    // writer, whose record carries "a" again, waits for the lock with a snapshot that shows the row
+    // with "a". Its includes equal that row's, yet the row it replaces is the first writer's.
+    await upsertRecords(database.db, people, [person(1, EARLIER, { tags: [tag(1, 'a')] })], fetched())
+    const first = await database.db.startTransaction().execute()
+    try {
+      await upsertRecords(first, people, [person(1, T0, { tags: [tag(2, 'b')] })], fetched())
+      const second = upsertRecords(
+        database.db,
+        people,
+        [person(1, LATER, { tags: [tag(1, 'a')] })],
+        fetched(),
+      )
+      await waitForLockWaiter(database.db, 'the second writer to wait for the parent')
+      await first.commit().execute()
+      expect((await second).applied).toEqual([1])
+    } finally {
+      if (!first.isCommitted) await first.rollback().execute()
+    }
+    expect(await tagNames(1)).toEqual(['a'])
+  })
+
   it('are left alone when the parent was not written (older record)', async () => {
     await upsertRecords(database.db, people, [person(1, T0, { tags: [tag(1, 'current')] })], fetched())
     await upsertRecords(database.db, people, [person(1, EARLIER, { tags: [tag(9, 'stale')] })], fetched())

@@ -3,9 +3,11 @@
 import { sql } from 'kysely'
 import type pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { childTables, resources } from '../src/resources/index.ts'
+import { up as removeStrayChildren } from '../migrations/0007_children_match_parents.ts'
+import { childTables, deals, people, resources } from '../src/resources/index.ts'
 import { createDb, createPool } from '../src/store/database.ts'
 import { migrateToLatest, migrationFileCount, pendingMigrations } from '../src/store/migrate.ts'
+import { upsertRecords } from '../src/store/records.ts'
 import {
   createTestDatabase,
   dropTestDatabase,
@@ -170,5 +172,69 @@ describe('the migrated schema', () => {
         ).toBe(true)
       }
     }
+  })
+})
+
+describe('migration 0007', () => {
+  const database = useTestDatabase()
+  const fetched = () => ({ source: 'fetch' as const, fetchedAt: new Date() })
+  const person = (id: number, updatedAt: string, extra: Record<string, unknown>) => ({
+    id,
+    name: `person ${id}`,
+    updated_at: updatedAt,
+    ...extra,
+  })
+  const tag = (id: number, name: string) => ({ id, name, attachable_type: 'Person', attachable_id: 1 })
+
+  async function rows(table: string, parent: string) {
+    const result = await sql<{ row: string }>`
+      select _parent_id || ':' || _ordinal || ' ' || coalesce(name, '-') as row from ${sql.table(table)}
+      where _parent_resource = ${parent} order by _parent_id, _ordinal, name`.execute(database.db)
+    return result.rows.map((r) => r.row)
+  }
+
+  it("removes the child rows that are not their parent record's items, and extra copies of those that are", async () => {
+    const { db } = database
+    await upsertRecords(
+      db,
+      people,
+      [person(1, '2024-01-01T00:00:00Z', { tags: [tag(1, 'a'), tag(2, 'b')] })],
+      fetched(),
+    )
+    // Person 2's record last came without includes: its children are those of an earlier record.
+    await upsertRecords(db, people, [person(2, '2024-01-01T00:00:00Z', { tags: [tag(3, 'c')] })], fetched())
+    await upsertRecords(db, people, [person(2, '2024-01-02T00:00:00Z', {})], fetched())
+    // Contact details number their rows across tels, emails and homepages.
+    const details = {
+      tels: [{ id: 5, name: '+49 1' }],
+      emails: ['not an object', { id: 6, name: 'p@example.com' }],
+      homepages: [],
+    }
+    await upsertRecords(db, people, [person(3, '2024-01-01T00:00:00Z', details)], fetched())
+    await upsertRecords(
+      db,
+      deals,
+      [{ id: 1, name: 'Deal', updated_at: '2024-01-01T00:00:00Z', people: [{ id: 1, name: 'P' }] }],
+      fetched(),
+    )
+    // What a race between two writers of one parent could leave (person 1's other writer had "x", "y"),
+    // an exact copy of a right row, and a stray row of the deal.
+    await sql`
+      insert into crm.tags (_parent_resource, _parent_id, _ordinal, id, name, _raw)
+      values ('crm.people', 1, 0, 9, 'x', '{"id": 9, "name": "x"}'), ('crm.people', 1, 2, 10, 'y', '{"id": 10, "name": "y"}');
+      insert into crm.tags select * from crm.tags where _parent_id = 1 and name = 'b';
+      -- the right row of place 0 now stands after the stray one
+      update crm.tags set _synced_at = _synced_at where _parent_id = 1 and name = 'a';
+      insert into crm.deal_people (_parent_resource, _parent_id, _ordinal, deal_id, person_id, name, _raw)
+      values ('crm.deals', 1, 0, 1, 2, 'Q', '{"id": 2, "name": "Q"}')
+    `.execute(db)
+    const detailsBefore = await rows('crm.contact_details', 'crm.people')
+    expect(detailsBefore).toEqual(['3:0 +49 1', '3:1 p@example.com'])
+
+    await removeStrayChildren(db)
+
+    expect(await rows('crm.tags', 'crm.people')).toEqual(['1:0 a', '1:1 b', '2:0 c'])
+    expect(await rows('crm.contact_details', 'crm.people')).toEqual(detailsBefore)
+    expect(await rows('crm.deal_people', 'crm.deals')).toEqual(['1:0 P'])
   })
 })

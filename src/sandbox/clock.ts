@@ -50,10 +50,27 @@ function offsetSuffix(offsetMinutes: number): string {
   return `${sign}${pad(Math.floor(minutes / 60))}:${pad(minutes % 60)}`
 }
 
+// Rendering a page formats thousands of timestamps: the calendar day is formatted once per day
+// (kept, a few thousand at most), the time of day by arithmetic.
+const DAY = 86_400
+const days = new Map<number, string>()
+const two = (n: number) => (n < 10 ? `0${n}` : `${n}`)
+
 /** `2022-12-14T15:53:43.000+01:00`: whole seconds in the account's local offset. */
 export function formatTimestamp(seconds: number, offsetMinutes: number): string {
-  const local = toDate(seconds, offsetMinutes).toISOString()
-  return local.slice(0, 23) + offsetSuffix(offsetMinutes)
+  if (!Number.isInteger(seconds) || !Number.isInteger(offsetMinutes)) {
+    return toDate(seconds, offsetMinutes).toISOString().slice(0, 23) + offsetSuffix(offsetMinutes)
+  }
+  const local = seconds + offsetMinutes * 60
+  const day = Math.floor(local / DAY)
+  let date = days.get(day)
+  if (date === undefined) {
+    date = new Date(day * DAY * 1000).toISOString().slice(0, 10)
+    days.set(day, date)
+  }
+  const time = local - day * DAY
+  const clock = `${two(Math.floor(time / 3600))}:${two(Math.floor((time % 3600) / 60))}:${two(time % 60)}`
+  return `${date}T${clock}.000${offsetSuffix(offsetMinutes)}`
 }
 
 /** The local calendar day of a moment, `YYYY-MM-DD`. */

@@ -1,5 +1,5 @@
-// Writes of upstream records into the mirror. Two statements per batch, whatever its size: the
-// parent rows, then the replacement of the children of the parents written.
+// Writes of upstream records into the mirror. At most two statements per batch, whatever its size:
+// the parent rows, then the replacement of the children of the parents written whose includes changed.
 //
 // Ordering rules (DESIGN.md, "Known traps"):
 // - A record replaces a live row when its `updated_at` is not older than the row's. Timestamps have
@@ -14,6 +14,7 @@
 //   A replacement ends with exactly the rows a delete-and-insert would leave, but an existing row
 //   whose values (every column and `_raw`, byte for byte) are those of the incoming row at its
 //   `_ordinal` is kept as it is (its `_synced_at` too); the others are deleted, the rest inserted.
+//   A table whose includes are byte for byte those of the parent row replaced is not touched.
 import { type RawBuilder, sql } from 'kysely'
 import { coerce, type SqlType } from '../resources/columns.ts'
 import {
@@ -186,9 +187,22 @@ interface ChildBatch {
   columns: string[][]
 }
 
+/** The child tables of a resource, each with the mappings (include keys) that feed it, in a fixed order. */
+function childTables(resource: Resource): { child: ChildTable; keys: string[] }[] {
+  const tables = new Map<ChildTable, string[]>()
+  for (const mapping of resource.children)
+    tables.set(mapping.child, [...(tables.get(mapping.child) ?? []), mapping.key])
+  return [...tables].map(([child, keys]) => ({ child, keys }))
+}
+
+/**
+ * The rows of every child table for the parents in `replace` (per child table, the ids whose
+ * children are replaced; the records carry every include that feeds the table).
+ */
 function childBatches(
   resource: Resource,
   records: Map<number, UpstreamRecord>,
+  replace: Map<ChildTable, number[]>,
   convert: Coerce,
 ): ChildBatch[] {
   const batches = new Map<ChildTable, ChildBatch>()
@@ -211,9 +225,9 @@ function childBatches(
     }
     batch.mappings.push(mapping)
   }
-  for (const [parentId, record] of records) {
-    for (const batch of batches.values()) {
-      if (!batch.mappings.every((mapping) => mapping.key in record)) continue
+  for (const batch of batches.values()) {
+    for (const parentId of replace.get(batch.child) ?? []) {
+      const record = records.get(parentId) as UpstreamRecord
       batch.parentIds.push(parentId)
       const parentColumn = batch.child.parentColumn
       const parentArray = parentColumn
@@ -307,7 +321,93 @@ export async function upsertRecords(
   // The records once, in the order of the column arrays: `rows from` zips them by position.
   const raw = JSON.stringify([...newest.values()])
 
-  const children = childBatches(resource, newest, convert)
+  // Statement 1 writes the parents and tells, for each row written, which child tables hold the
+  // incoming record's children already (`same`, one flag per table of `childTables`): the row it
+  // replaced carries every include of the table, byte for byte equal to the incoming ones, and it is
+  // the very version this statement replaced, its `xmax` this transaction (no other writer came between
+  // the snapshot and the lock). Children always mirror the `_raw` of the last parent write that carried
+  // their includes, so their rows are then exactly those a replacement would leave: they are not
+  // touched. The flags are read by a subquery per row, which runs once the row is written (a join could
+  // read the table first); every doubt (no row, a row another writer replaced) reads as "changed".
+  const tables = childTables(resource)
+  // (The incoming record carries every include of a table whose children it replaces, so a row that
+  // lacks one of them never compares equal: SQL null is not a JSON value.)
+  const flags = tables.map(({ keys }) => {
+    const values = (alias: string) =>
+      sql.join(keys.map((key) => sql`${sql.raw(alias)}._raw -> ${sql.lit(key)}`))
+    return sql`coalesce(record_image_eq(row(${values('o')}), row(${values('u')})), false)`
+  })
+  const same =
+    tables.length > 0
+      ? sql`(select array[${sql.join(flags)}] from ${sql.raw(table(resource.name))} o
+          where o.id = u.id and o.xmax = pg_current_xact_id()::xid)`
+      : sql`null::boolean[]`
+
+  // `_fetched_at` is the time of the request whose answer wrote the row; a payload keeps the row's.
+  const updates = [...names.filter((name) => name !== 'id'), '_raw', '_synced_at', '_deleted_at', '_source']
+    .map((name) => `${quote(name)} = excluded.${quote(name)}`)
+    .concat('_fetched_at = coalesce(excluded._fetched_at, t._fetched_at)')
+    .join(', ')
+
+  const parentsStatement = sql<{ id: number; inserted: boolean; same: boolean[] | null }>`
+    with upserted as (
+      insert into ${sql.raw(table(resource.name))} as t (${sql.raw(columnList(names))}, _raw, _synced_at, _deleted_at, _source, _fetched_at)
+      select ${sql.raw(columnList(names, 'x.'))}, x._raw, now(), x._deleted_at, ${origin.source}, ${fetchedAt}::timestamptz
+      from rows from (
+        ${sql.join(unnests(specs, columns))},
+        jsonb_array_elements(${raw}::jsonb), unnest(${arrayLiteral(deletedAt)}::timestamptz[])
+      ) as x(${sql.raw(columnList(names))}, _raw, _deleted_at)
+      on conflict (id) do update set ${sql.raw(updates)}
+      where ${applyRule(resource, fetchedAt)}
+      returning t.id, t.xmax = 0 as inserted, t._raw
+    )
+    select u.id, u.inserted, ${same} as same from upserted u
+  `
+  // Children are replaced by a second statement, after the first has locked the parents: its snapshot
+  // then holds the children of any writer that committed those parents before, which it deletes. (In
+  // one statement, the snapshot predates the lock, and two writers of one parent could both keep
+  // their children.)
+  let inserted: number[] = []
+  const write = async (trx: Db) => {
+    const { rows } = await parentsStatement.execute(trx)
+    const applied = rows.map((row) => row.id)
+    inserted = rows.filter((row) => row.inserted).map((row) => row.id)
+    // Per child table, the parents written whose records carry its includes and whose children differ.
+    const replace = new Map<ChildTable, number[]>()
+    tables.forEach(({ child, keys }, index) => {
+      const ids: number[] = []
+      for (const row of rows) {
+        if (row.same?.[index]) continue
+        const record = newest.get(row.id) as UpstreamRecord
+        if (keys.every((key) => key in record)) ids.push(row.id)
+      }
+      if (ids.length > 0)
+        replace.set(
+          child,
+          ids.sort((a, b) => a - b),
+        )
+    })
+    if (replace.size > 0) await replaceChildren(trx, resource, newest, replace, convert)
+    return applied
+  }
+  const applied = db.isTransaction ? await write(db) : await db.transaction().execute(write)
+  const written = new Set(applied)
+  return { applied, ignored: [...newest.keys()].filter((id) => !written.has(id)), inserted }
+}
+
+/**
+ * Statement 2: replaces the children of the parents in `replace` (per child table) with those their
+ * records carry. Rows equal to an incoming one at its place are kept (see the file's header).
+ */
+async function replaceChildren(
+  trx: Db,
+  resource: Resource,
+  records: Map<number, UpstreamRecord>,
+  replace: Map<ChildTable, number[]>,
+  convert: Coerce,
+) {
+  const parentIds = [...new Set([...replace.values()].flat())].sort((a, b) => a - b)
+  const children = childBatches(resource, records, replace, convert)
     .filter((batch) => batch.parentIds.length > 0)
     .map((batch, index) => {
       const names = batch.specs.map((spec) => spec.name)
@@ -316,7 +416,7 @@ export async function upsertRecords(
       const inserted = sql.raw(`inserted_${index}`)
       // Only the parents that were written, and of those only the ones whose record carries the includes.
       const replaced =
-        batch.parentIds.length === newest.size
+        batch.parentIds.length === parentIds.length
           ? sql`select id from parents`
           : sql`select id from parents where id = any(${arrayLiteral(batch.parentIds)}::bigint[])`
       // `= any(array(...))`: an index scan on (_parent_resource, _parent_id) per parent.
@@ -363,48 +463,12 @@ export async function upsertRecords(
       )`
     })
 
-  // `_fetched_at` is the time of the request whose answer wrote the row; a payload keeps the row's.
-  const updates = [...names.filter((name) => name !== 'id'), '_raw', '_synced_at', '_deleted_at', '_source']
-    .map((name) => `${quote(name)} = excluded.${quote(name)}`)
-    .concat('_fetched_at = coalesce(excluded._fetched_at, t._fetched_at)')
-    .join(', ')
-
-  const parentsStatement = sql<{ id: number; inserted: boolean }>`
-    with upserted as (
-      insert into ${sql.raw(table(resource.name))} as t (${sql.raw(columnList(names))}, _raw, _synced_at, _deleted_at, _source, _fetched_at)
-      select ${sql.raw(columnList(names, 'x.'))}, x._raw, now(), x._deleted_at, ${origin.source}, ${fetchedAt}::timestamptz
-      from rows from (
-        ${sql.join(unnests(specs, columns))},
-        jsonb_array_elements(${raw}::jsonb), unnest(${arrayLiteral(deletedAt)}::timestamptz[])
-      ) as x(${sql.raw(columnList(names))}, _raw, _deleted_at)
-      on conflict (id) do update set ${sql.raw(updates)}
-      where ${applyRule(resource, fetchedAt)}
-      returning t.id, t.xmax = 0 as inserted
-    )
-    select id, inserted from upserted
-  `
-  // Children are replaced by a second statement, after the first has locked the parents: its snapshot
-  // then holds the children of any writer that committed those parents before, which it deletes. (In
-  // one statement, the snapshot predates the lock, and two writers of one parent could both keep
-  // their children.)
-  let inserted: number[] = []
-  const write = async (trx: Db) => {
-    const { rows } = await parentsStatement.execute(trx)
-    const applied = rows.map((row) => row.id)
-    inserted = rows.filter((row) => row.inserted).map((row) => row.id)
-    if (applied.length > 0 && children.length > 0) {
-      await sql`
-        with parents as (
-          select id, _raw from ${sql.raw(table(resource.name))} where id = any(${arrayLiteral(applied)}::bigint[])
-        )${sql.join(children, sql``)}
-        select 1
-      `.execute(trx)
-    }
-    return applied
-  }
-  const applied = db.isTransaction ? await write(db) : await db.transaction().execute(write)
-  const written = new Set(applied)
-  return { applied, ignored: [...newest.keys()].filter((id) => !written.has(id)), inserted }
+  await sql`
+    with parents as (
+      select id, _raw from ${sql.raw(table(resource.name))} where id = any(${arrayLiteral(parentIds)}::bigint[])
+    )${sql.join(children, sql``)}
+    select 1
+  `.execute(trx)
 }
 
 /**
