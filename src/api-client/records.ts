@@ -23,11 +23,14 @@ const updatedAt = z.unknown().transform((value, ctx) => {
   return z.NEVER
 })
 
-/** What the sync needs of every record; all other keys are kept as they came. */
-const ordered = z.looseObject({ id: recordId, updated_at: updatedAt })
-const unordered = z.looseObject({ id: recordId })
+/**
+ * What the sync needs of every record. Only these keys are checked (and only they are in the output):
+ * the record itself keeps every key as it came, its id as the number (see `parseRecord`).
+ */
+const ordered = z.object({ id: recordId, updated_at: updatedAt })
+const unordered = z.object({ id: recordId })
 
-export type FetchedRecord = z.output<typeof unordered> & { updated_at?: string }
+export type FetchedRecord = { id: number; updated_at?: string; [key: string]: unknown }
 
 export interface Drift {
   resource: string
@@ -92,7 +95,8 @@ export function parseRecord(
       issue?.message ?? 'is invalid',
     )
   }
-  const record = parsed.data as FetchedRecord
+  // A copy of the record with the id checked (a copy: zod copying every key would cost more).
+  const record: FetchedRecord = { ...source, id: parsed.data.id }
   // Drift is diagnostics, not validation: one plain pass with the store's own rule per column.
   if (onDrift) {
     for (const { key, column } of fields) {
