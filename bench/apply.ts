@@ -1,9 +1,11 @@
-// 2. Apply throughput: records per second upserted into the mirror (people with their includes,
-// children replaced) from an unthrottled sandbox. The headline is a whole sweep, as the engine runs it
-// (fetch and apply overlapping, each page a checkpoint), from a sandbox in a process of its own so
-// that rendering its answers does not take this process's CPU; before each sweep every person is
-// changed upstream (a later `updated_at`), so that every upsert writes. Then the parts: fetching
-// alone, and the store alone (pages in memory, each pass with a later `updated_at` than the last).
+// 2. Apply throughput: records per second upserted into the mirror (people with their includes) from
+// an unthrottled sandbox. The headline is a whole sweep, as the engine runs it (fetch and apply
+// overlapping, each page a checkpoint), from a sandbox in a process of its own so that rendering its
+// answers does not take this process's CPU; before each sweep every person is changed upstream (a later
+// `updated_at`, another `background`), so that every upsert writes; their includes stay the same, so
+// their child tables are left as they are (the engine compares includes under the row's lock). Then the
+// parts: fetching alone, the store alone (pages in memory, each pass with a later `updated_at` than the
+// last), and the store when every child row changes too (each rewritten).
 // Reference: the same records written by PostgreSQL as plainly as it can (id and _raw only, no conflict
 // rule, no children), in the same database.
 import { readdirSync, readFileSync } from 'node:fs'
@@ -101,12 +103,24 @@ async function vacuum(db: Db) {
   await sql.raw(`vacuum analyze ${MIRROR_TABLES.join(', ')}`).execute(db)
 }
 
-/** The same pages with every `updated_at` `seconds` later: the records changed, so every upsert writes. */
-function later(pages: RecordPage[], seconds: number): RecordPage[] {
+/**
+ * The same pages with every `updated_at` `seconds` later: the records changed, so every upsert writes.
+ * `children`: every item of every include changed too (a key added), so every child row is rewritten.
+ */
+function later(pages: RecordPage[], seconds: number, options: { children?: boolean } = {}): RecordPage[] {
+  const changed = (record: RecordPage['records'][number]) => {
+    if (!options.children) return record
+    const copy: Record<string, unknown> = { ...record }
+    for (const key of people.includes) {
+      const items = record[key]
+      if (Array.isArray(items)) copy[key] = items.map((item) => ({ ...item, bench_round: seconds }))
+    }
+    return copy as typeof record
+  }
   return pages.map((page) => ({
     ...page,
     records: page.records.map((record) => ({
-      ...record,
+      ...changed(record),
       updated_at: new Date(Date.parse(record.updated_at ?? '') + seconds * 1000).toISOString(),
     })),
   }))
@@ -151,16 +165,26 @@ async function explainPage(database: BenchDatabase, page: RecordPage) {
       if (!/^\s*(begin|commit|rollback)\b/i.test(event.query.sql)) statements.push(event.query)
     },
   })
-  await upsertRecords(logged as unknown as Db, people, page.records, {
-    source: 'fetch',
-    fetchedAt: new Date(),
-  })
+  // Written once to log its statements, and rolled back: the statements explained below then meet
+  // the mirror as the write met it (children to replace are still to be replaced).
+  const rollback = new Error('rolled back')
+  await logged
+    .transaction()
+    .execute(async (trx) => {
+      await upsertRecords(trx as unknown as Db, people, page.records, {
+        source: 'fetch',
+        fetchedAt: new Date(),
+      })
+      throw rollback
+    })
+    .catch((error: unknown) => {
+      if (error !== rollback) throw error
+    })
   if (statements.length === 0) throw new Error('no statement was logged')
   const client = await database.pool.connect()
   try {
     await client.query('begin')
     const plan: string[] = []
-    // Run again as they were logged: a fetch of the same second wins, so the parents are written again.
     for (const statement of statements) {
       const { rows } = await client.query<{ 'QUERY PLAN': string }>(
         `explain (analyze, timing) ${statement.sql}`,
@@ -254,7 +278,7 @@ async function run(ctx: Context) {
     const pages = fetched.result
     const fetchRate = count / fetched.seconds
 
-    ctx.log('store alone: empty mirror, then the same people with a later updated_at (children replaced)')
+    ctx.log('store alone: empty mirror, then the same people with a later updated_at (children unchanged)')
     const first = await applyPages(database.db, pages)
     await vacuum(database.db)
     const replaced = await applyPages(database.db, later(pages, 1))
@@ -270,10 +294,14 @@ async function run(ctx: Context) {
     await vacuum(database.db)
     const pairs = await applyPairs(database.db, later(pages, 2))
     await vacuum(database.db)
-    const plan = await explainPage(
-      database,
-      later([pages[1] ?? (pages[0] as RecordPage)], 3)[0] as RecordPage,
-    )
+    const page = pages[1] ?? (pages[0] as RecordPage)
+    const plan = await explainPage(database, later([page], 3)[0] as RecordPage)
+    ctx.log('store alone: the same people with every child changed too (every child row rewritten)')
+    const rewritten = await applyPages(database.db, later(pages, 4, { children: true }))
+    const childrenPlan = await explainPage(database, later([page], 5, { children: true })[0] as RecordPage)
+    // Back to the children the sandbox has, for the sweeps.
+    await applyPages(database.db, later(pages, 6))
+    await vacuum(database.db)
     const pageMs = (replaced.seconds * 1000) / pages.length
 
     // Every person changes upstream before each sweep, so that each of its upserts writes.
@@ -281,20 +309,26 @@ async function run(ctx: Context) {
       number,
       Awaited<ReturnType<typeof metered<Awaited<ReturnType<typeof sweepPeople>>>>>
     > = {}
+    // Three sweeps of each: the machine's other load comes and goes, and the fastest of three is the
+    // one it disturbed least.
+    const SWEEPS_EACH = ctx.quick ? 1 : 3
     for (const connections of [1, 2]) {
-      ctx.log(
-        `every person changed upstream, then a full sweep (pages applied on ${connections} connection(s))`,
-      )
-      const round = await sandbox.touch('people')
-      await vacuum(database.db)
-      sweeps[connections] = await metered(sandbox, database.name, () =>
-        sweepPeople(database.db, config, connections),
-      )
-      const written = await sql<{ rows: number }>`
-        select count(*)::int as rows from crm.people where background = ${`touched ${round}`}
-      `.execute(database.db)
-      if (written.rows[0]?.rows !== count) {
-        throw new Error(`the sweep wrote ${written.rows[0]?.rows} of ${count} people`)
+      for (let attempt = 1; attempt <= SWEEPS_EACH; attempt++) {
+        ctx.log(
+          `every person changed upstream, then a full sweep (pages applied on ${connections} connection(s), ${attempt} of ${SWEEPS_EACH})`,
+        )
+        const round = await sandbox.touch('people')
+        await vacuum(database.db)
+        const sweep = await metered(sandbox, database.name, () =>
+          sweepPeople(database.db, config, connections),
+        )
+        const written = await sql<{ rows: number }>`
+          select count(*)::int as rows from crm.people where background = ${`touched ${round}`}
+        `.execute(database.db)
+        if (written.rows[0]?.rows !== count) {
+          throw new Error(`the sweep wrote ${written.rows[0]?.rows} of ${count} people`)
+        }
+        if (sweep.seconds < (sweeps[connections]?.seconds ?? Infinity)) sweeps[connections] = sweep
       }
     }
     const best = (sweeps[2]?.seconds ?? Infinity) < (sweeps[1]?.seconds ?? Infinity) ? 2 : 1
@@ -317,18 +351,18 @@ async function run(ctx: Context) {
         sandbox: 'its own process, no rate limit; every person updated before each sweep',
         vacuum:
           'vacuum analyze of the mirror tables before each measured phase (as autovacuum between sweeps)',
-        sweep: `full, crm.people only, the engine's sweep handler in this process, applyConnections ${best}`,
+        sweep: `full, crm.people only, the engine's sweep handler in this process, applyConnections ${best}, the fastest of ${SWEEPS_EACH} sweeps of each`,
       },
       figures: [
         {
           measure:
-            'records upserted per second from the unthrottled sandbox, children replaced (full sweep: fetch + apply)',
+            'records upserted per second from the unthrottled sandbox (full sweep: fetch + apply; every person changed, its includes not)',
           value: sweepRate,
           unit: '/s',
           reference: { value: replaced.rate, unit: '/s', label: 'the store alone, one page at a time' },
           target: atLeast(sweepRate, TARGET, '≥ 20,000/s'),
           bound:
-            `${count} people, ${swept.result.requests} requests in ${round(swept.seconds, 1)} s; the next page is fetched ` +
+            `${count} people, ${swept.result.requests} requests in ${round(swept.seconds, 1)} s (the fastest of ${SWEEPS_EACH}); the next page is fetched ` +
             `while this one is applied, pages applied on ${best} connection(s) ` +
             `(${Object.entries(rates)
               .map(([connections, rate]) => `${connections}: ${round(rate)}/s`)
@@ -347,7 +381,7 @@ async function run(ctx: Context) {
           unit: '/s',
         },
         {
-          measure: 'records upserted per second, children replaced (store, pages in memory, one at a time)',
+          measure: 'records upserted per second, children unchanged (store, pages in memory, one at a time)',
           value: replaced.rate,
           unit: '/s',
           reference: {
@@ -356,11 +390,22 @@ async function run(ctx: Context) {
             label: 'PostgreSQL plain insert of id and _raw of the same records',
           },
           bound:
-            `PostgreSQL, one page at a time: a page of ${pages[0]?.records.length} people is ${plan.statements} statements in ${round(pageMs)} ms, ` +
-            `${round(plan.executionMs)} ms of it executing (EXPLAIN ANALYZE: ${round(plan.parentsMs)} ms writing the parents, ` +
-            `${round(plan.childrenDeletedMs)} ms deleting and ${round(plan.childrenInsertedMs)} ms comparing and inserting ` +
-            `${round(children / pages.length)} child rows); the rest is sending and parsing its parameters, ` +
-            `and this process building them (${round(replaced.nodeCores, 2)} cores)`,
+            `PostgreSQL, one page at a time: a page of ${pages[0]?.records.length} people is ${plan.statements} statement(s) in ${round(pageMs)} ms, ` +
+            `${round(plan.executionMs)} ms of it executing (EXPLAIN ANALYZE: ${round(plan.parentsMs)} ms writing the parents); ` +
+            `their includes are those of the rows they replace, so no child table is touched; the rest is sending and ` +
+            `parsing the parameters (the records as jsonb alone take about as long as writing them), and this process ` +
+            `building them (${round(replaced.nodeCores, 2)} cores)`,
+        },
+        {
+          measure:
+            'records upserted per second, every child row changed too (store, pages in memory, one at a time)',
+          value: rewritten.rate,
+          unit: '/s',
+          bound:
+            `a page is ${childrenPlan.statements} statements in ${round((rewritten.seconds * 1000) / pages.length)} ms, ` +
+            `${round(childrenPlan.executionMs)} ms of it executing (EXPLAIN ANALYZE: ${round(childrenPlan.parentsMs)} ms writing ` +
+            `the parents, ${round(childrenPlan.childrenDeletedMs)} ms deleting and ${round(childrenPlan.childrenInsertedMs)} ms ` +
+            `comparing and inserting ${round(children / pages.length)} child rows)`,
         },
         {
           measure: 'records upserted per second, two pages at a time on two connections (store)',
@@ -377,6 +422,8 @@ async function run(ctx: Context) {
         fetch: { seconds: round(fetched.seconds, 2), cores: fetched.cores },
         first,
         replaced,
+        rewritten,
+        childrenPlan,
         reference: round(reference),
         pairs: round(pairs),
         plan,
