@@ -1,8 +1,12 @@
 // From this version on, a parent written with includes byte for byte equal to those of the row it
-// replaces leaves its children alone: they are the children of those includes already. That holds for
-// every child row this version and the previous one wrote, but an earlier version, writing parents
-// and children in one statement, could keep the children of two writers that raced for one parent.
-// Such rows would now stay until the includes change, so they are removed here: for every parent whose
+// replaces leaves its children alone: they are the children of those includes already. To know that
+// the row version it compared with is the one it replaced (no other writer came between its snapshot
+// and its lock), every main table gets `_version`, which every write of the engine increments.
+//
+// Children mirror the includes of their parent's last write that carried them. That holds for every
+// child row this version and the previous one wrote, but an earlier version, writing parents and
+// children in one statement, could keep the children of two writers that raced for one parent. Such
+// rows would now stay until the includes change, so they are removed here: for every parent whose
 // `_raw` carries all the includes of a child table, the child rows that are not the item the parent's
 // `_raw` holds at their place (`_ordinal`), and all but one copy of a row that is.
 // (A race added a writer's rows to the other's, and both wrote every row of their record, so the rows
@@ -40,6 +44,17 @@ const MAPPINGS: { parent: string; children: [string, string[]][] }[] = [
   },
 ]
 
+const MAIN_TABLES = [
+  'crm.people',
+  'crm.companies',
+  'crm.deals',
+  'crm.projects',
+  'crm.tasks',
+  'crm.users',
+  'reservations.contacts',
+  'reservations.bookings',
+]
+
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
 
 function cleanup(parent: string, child: string, keys: string[]): string {
@@ -75,12 +90,22 @@ function cleanup(parent: string, child: string, keys: string[]): string {
   `
 }
 
-export async function up(db: Kysely<any>): Promise<void> {
+/** Deletes the child rows that are not their parent's items (exported for its test). */
+export async function removeStrayChildren(db: Kysely<any>): Promise<void> {
   for (const { parent, children } of MAPPINGS) {
     for (const [child, keys] of children) await sql.raw(cleanup(parent, child, keys)).execute(db)
   }
 }
 
-export async function down(): Promise<void> {
-  // Nothing to undo: the rows removed were not the children of their parents' records.
+export async function up(db: Kysely<any>): Promise<void> {
+  // A constant default: no table is rewritten.
+  for (const table of MAIN_TABLES) {
+    await sql.raw(`alter table ${table} add column _version bigint not null default 0`).execute(db)
+  }
+  await removeStrayChildren(db)
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  // The rows removed are not restored: they were not the children of their parents' records.
+  for (const table of MAIN_TABLES) await sql.raw(`alter table ${table} drop column _version`).execute(db)
 }

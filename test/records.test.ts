@@ -594,6 +594,20 @@ describe('children in a batch', () => {
   })
 })
 
+describe('_version', () => {
+  it('counts the writes of the row, tombstones included; a refused record leaves it', async () => {
+    const version = async () => (await row(1))?._version
+    await upsertRecords(database.db, people, [person(1, T0)], fetched())
+    expect(await version()).toBe(0)
+    await upsertRecords(database.db, people, [person(1, LATER)], fetched())
+    expect(await version()).toBe(1)
+    await upsertRecords(database.db, people, [person(1, EARLIER)], fetched())
+    expect(await version()).toBe(1)
+    await tombstone(database.db, people, [1])
+    expect(await version()).toBe(2)
+  })
+})
+
 describe('_fetched_at', () => {
   it('is the time of the request that wrote the row; a payload keeps it', async () => {
     const first = new Date('2024-05-01T10:00:00Z')

@@ -3,7 +3,7 @@
 import { sql } from 'kysely'
 import type pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { up as removeStrayChildren } from '../migrations/0007_children_match_parents.ts'
+import { removeStrayChildren } from '../migrations/0007_children_match_parents.ts'
 import { childTables, deals, people, resources } from '../src/resources/index.ts'
 import { createDb, createPool } from '../src/store/database.ts'
 import { migrateToLatest, migrationFileCount, pendingMigrations } from '../src/store/migrate.ts'

@@ -57,6 +57,9 @@ export interface Resource<Name extends string = string, C extends Columns = Colu
 const child = <Name extends string, C extends Columns>(table: ChildTable<Name, C>) => table
 const resource = <Name extends string, C extends Columns>(definition: Resource<Name, C>) => definition
 
+// A change to a child table's columns, or to the mappings below, needs a migration that rewrites the
+// rows it changes: a parent written again with the same includes leaves its child rows as they are
+// (src/store/records.ts).
 // ---- child tables ---------------------------------------------------------------------------
 
 const attached = { attachable_id: bigint, attachable_type: text }

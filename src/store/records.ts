@@ -14,7 +14,9 @@
 //   A replacement ends with exactly the rows a delete-and-insert would leave, but an existing row
 //   whose values (every column and `_raw`, byte for byte) are those of the incoming row at its
 //   `_ordinal` is kept as it is (its `_synced_at` too); the others are deleted, the rest inserted.
-//   A table whose includes are byte for byte those of the parent row replaced is not touched.
+//   A table whose includes are byte for byte those of the parent row replaced is not touched. So a
+//   change to how child rows derive from items (columns, coercion, mappings) must come with a
+//   migration that rewrites them: equal includes no longer do.
 import { type RawBuilder, sql } from 'kysely'
 import { coerce, type SqlType } from '../resources/columns.ts'
 import {
@@ -322,13 +324,14 @@ export async function upsertRecords(
   const raw = JSON.stringify([...newest.values()])
 
   // Statement 1 writes the parents and tells, for each row written, which child tables hold the
-  // incoming record's children already (`same`, one flag per table of `childTables`): the row it
-  // replaced carries every include of the table, byte for byte equal to the incoming ones, and it is
-  // the very version this statement replaced, its `xmax` this transaction (no other writer came between
-  // the snapshot and the lock). Children always mirror the `_raw` of the last parent write that carried
-  // their includes, so their rows are then exactly those a replacement would leave: they are not
-  // touched. The flags are read by a subquery per row, which runs once the row is written (a join could
-  // read the table first); every doubt (no row, a row another writer replaced) reads as "changed".
+  // incoming record's children already (`same`, one flag per table of `childTables`): the row version
+  // its snapshot shows carries every include of the table, byte for byte equal to the incoming ones,
+  // and it is the very version the statement replaced: its `_version` (which every write increments)
+  // is the one the update found, so no other writer came between the snapshot and the lock. Children
+  // always mirror the `_raw` of the last parent write that carried their includes, so their rows are
+  // then exactly those a replacement would leave: they are not touched. The flags are read by a
+  // subquery per row, which runs once the row is written (a join could read the table first); every
+  // doubt (no row in the snapshot, a row another writer replaced) reads as "changed".
   const tables = childTables(resource)
   // (The incoming record carries every include of a table whose children it replaces, so a row that
   // lacks one of them never compares equal: SQL null is not a JSON value.)
@@ -340,13 +343,13 @@ export async function upsertRecords(
   const same =
     tables.length > 0
       ? sql`(select array[${sql.join(flags)}] from ${sql.raw(table(resource.name))} o
-          where o.id = u.id and o.xmax = pg_current_xact_id()::xid)`
+          where o.id = u.id and o._version = u._version - 1)`
       : sql`null::boolean[]`
 
   // `_fetched_at` is the time of the request whose answer wrote the row; a payload keeps the row's.
   const updates = [...names.filter((name) => name !== 'id'), '_raw', '_synced_at', '_deleted_at', '_source']
     .map((name) => `${quote(name)} = excluded.${quote(name)}`)
-    .concat('_fetched_at = coalesce(excluded._fetched_at, t._fetched_at)')
+    .concat('_fetched_at = coalesce(excluded._fetched_at, t._fetched_at)', '_version = t._version + 1')
     .join(', ')
 
   const parentsStatement = sql<{ id: number; inserted: boolean; same: boolean[] | null }>`
@@ -359,7 +362,7 @@ export async function upsertRecords(
       ) as x(${sql.raw(columnList(names))}, _raw, _deleted_at)
       on conflict (id) do update set ${sql.raw(updates)}
       where ${applyRule(resource, fetchedAt)}
-      returning t.id, t.xmax = 0 as inserted, t._raw
+      returning t.id, t.xmax = 0 as inserted, t._raw, t._version
     )
     select u.id, u.inserted, ${same} as same from upserted u
   `
@@ -488,7 +491,7 @@ export async function tombstone(
   const result = await sql<{ id: number }>`
     insert into ${sql.raw(table(resource.name))} as t (id, _deleted_at, _synced_at, _fetched_at)
     select distinct unnest(${ids}::bigint[]), ${at.toISOString()}::timestamptz, now(), ${fetchedAt}::timestamptz
-    on conflict (id) do update set _deleted_at = excluded._deleted_at, _synced_at = now(),
+    on conflict (id) do update set _deleted_at = excluded._deleted_at, _synced_at = now(), _version = t._version + 1,
       _fetched_at = coalesce(excluded._fetched_at, t._fetched_at)
     where t._deleted_at is null
     returning t.id

@@ -31,6 +31,8 @@ export interface MainEngineColumns {
   _source: RecordSource | null
   /** When the request was sent whose answer last wrote the row (PostgreSQL's clock); null for a payload's row. */
   _fetched_at: Date | null
+  /** How many times the engine wrote the row after inserting it: tells a row's versions apart. */
+  _version: number
 }
 
 export interface ChildEngineColumns {
