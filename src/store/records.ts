@@ -190,7 +190,7 @@ interface ChildBatch {
 }
 
 /** The child tables of a resource, each with the mappings (include keys) that feed it, in a fixed order. */
-function childTables(resource: Resource): { child: ChildTable; keys: string[] }[] {
+function includesByTable(resource: Resource): { child: ChildTable; keys: string[] }[] {
   const tables = new Map<ChildTable, string[]>()
   for (const mapping of resource.children)
     tables.set(mapping.child, [...(tables.get(mapping.child) ?? []), mapping.key])
@@ -324,7 +324,7 @@ export async function upsertRecords(
   const raw = JSON.stringify([...newest.values()])
 
   // Statement 1 writes the parents and tells, for each row written, which child tables hold the
-  // incoming record's children already (`same`, one flag per table of `childTables`): the row version
+  // incoming record's children already (`same`, one flag per table of `includesByTable`): the row version
   // its snapshot shows carries every include of the table, byte for byte equal to the incoming ones,
   // and it is the very version the statement replaced: its `_version` (which every write increments)
   // is the one the update found, so no other writer came between the snapshot and the lock. Children
@@ -332,7 +332,7 @@ export async function upsertRecords(
   // then exactly those a replacement would leave: they are not touched. The flags are read by a
   // subquery per row, which runs once the row is written (a join could read the table first); every
   // doubt (no row in the snapshot, a row another writer replaced) reads as "changed".
-  const tables = childTables(resource)
+  const tables = includesByTable(resource)
   // (The incoming record carries every include of a table whose children it replaces, so a row that
   // lacks one of them never compares equal: SQL null is not a JSON value.)
   const flags = tables.map(({ keys }) => {
