@@ -37,15 +37,39 @@ describe('coerce', () => {
   })
 })
 
-// The implementation of timestamps before the fast path, kept as the reference the fast path must match.
+// PostgreSQL's numeric: at most 131072 digits before the point, 16383 after it, |exponent| < 2^30 - 1.
+describe('coerce to numeric', () => {
+  it.each([
+    ['1e131071 (white space around)', ' 1e131071 ', true],
+    ['1e131072', '1e131072', false],
+    ['0.001e131074', '0.001e131074', true],
+    ['1e-16383', '1e-16383', true],
+    ['1e-16384', '1e-16384', false],
+    ['0e-16384', '0e-16384', false],
+    ['0e1073741822', '0e1073741822', true],
+    ['0e1073741823', '0e1073741823', false],
+    ['-000 and 131072 nines .5', `-000${'9'.repeat(131_072)}.5`, true],
+    ['1 and 131072 zeros', `1${'0'.repeat(131_072)}`, false],
+    ['. and 16383 fives', `.${'5'.repeat(16_383)}`, true],
+    ['. and 16384 fives', `.${'5'.repeat(16_384)}`, false],
+    ['. and 16384 fives e1', `.${'5'.repeat(16_384)}e1`, true],
+  ])('%s', (_, value, accepted) => {
+    expect(coerce('numeric', value)).toBe(accepted ? value.trim() : null)
+  })
+})
+
+// The implementation of timestamps before the fast path, kept as the reference the fast path must match
+// (with what PostgreSQL refuses since: offset minutes past 59, white space other than ASCII before the
+// zone, more than 128 characters, a date at once followed by a negative offset).
 const REFERENCE_ISO_TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?\s*(?:Z|[+-](\d{2})(?::?\d{2})?)?$/i
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?[ \t\n\v\f\r]*(?:Z|[+-](\d{2})(?::?(\d{2}))?)?$/i
 
 function referenceTimestamp(value: unknown): string | null {
   if (typeof value !== 'string') return null
-  const match = REFERENCE_ISO_TIMESTAMP.exec(value.trim())
-  if (!match) return null
-  const [year, month, day, hour, minute, second, offsetHours] = match
+  const trimmed = value.trim()
+  const match = REFERENCE_ISO_TIMESTAMP.exec(trimmed)
+  if (!match || trimmed.length > 128 || (match[4] === undefined && trimmed[10] === '-')) return null
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = match
     .slice(1)
     .map((part) => Number(part ?? 0))
   const calendar = (y: number, m: number, d: number) => {
@@ -57,8 +81,9 @@ function referenceTimestamp(value: unknown): string | null {
     (hour as number) <= 23 &&
     (minute as number) <= 59 &&
     (second as number) <= 59 &&
-    (offsetHours as number) <= 15
-  return valid ? value.trim() : null
+    (offsetHours as number) <= 15 &&
+    (offsetMinutes as number) <= 59
+  return valid ? trimmed : null
 }
 
 describe('coerce to timestamptz', () => {
@@ -96,6 +121,17 @@ describe('coerce to timestamptz', () => {
     '2022-12-14T10:00:00Zx',
     '2022-12-14X10:00:00Z',
     '2022-12-14T10:00:00\u00a0',
+    '2022-12-14T10:00:00\u00a0Z',
+    '2022-12-14T10:00:00\tZ',
+    '2022-12-14T10:00:00+01:60',
+    '2022-12-14T10:00:00+0159',
+    '2022-12-14T10:00:00-0160',
+    '2022-12-14-05:00',
+    '2022-12-14 -05:00',
+    '2022-12-14+05:00',
+    `2022-12-14T10:00:00.${'1'.repeat(108)}Z`,
+    `2022-12-14T10:00:00.${'1'.repeat(109)}Z`,
+    ` 2022-12-14 10:00:00.${'1'.repeat(109)}Z `,
   ])('%j as before', (value) => {
     expect(coerce('timestamptz', value)).toBe(referenceTimestamp(value))
   })

@@ -152,6 +152,12 @@ describe('bad input', () => {
       '{"company": {"id": 1}}',
       /wraps a company, but the URL is for a person/,
     ],
+    // jsonb refuses some 12,000 levels ("stack depth limit exceeded"): the delivery got a 503 for ever.
+    [
+      'a payload nested 20,000 deep',
+      `{"id": 4, "deep": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`,
+      /nested deeper than 1000 levels/,
+    ],
   ])('%s: 400 naming the problem, kept in the inbox as rejected', async (_, body, reason) => {
     const { app } = receiverFor(database.db)
     const response = await post(app, path, body)

@@ -499,6 +499,22 @@ describe('values on their way to PostgreSQL', () => {
     expect(rows.map((r) => r._raw)).toEqual(records)
   })
 
+  it('write text PostgreSQL cannot hold (NUL, half a surrogate pair) as U+FFFD, and the rest of the batch as it is', async () => {
+    const records = [
+      person(200, T0, { name: 'nul\u0000here', 'key\u0000': 'x', tags: [{ id: 1, name: 'lone \ud800' }] }),
+      person(201, T0, { name: 'plain', tags: [{ id: 2, name: 'fine' }] }),
+    ]
+    const result = await upsertRecords(database.db, people, records, fetched())
+    expect(result.applied).toEqual([200, 201])
+    expect(await row(200)).toMatchObject({
+      name: 'nul\uFFFDhere',
+      _raw: { name: 'nul\uFFFDhere', 'key\uFFFD': 'x', tags: [{ id: 1, name: 'lone \uFFFD' }] },
+    })
+    expect(await tagNames(200)).toEqual(['lone \uFFFD'])
+    expect(await row(201)).toMatchObject({ name: 'plain', _raw: records[1] })
+    expect(await tagNames(201)).toEqual(['fine'])
+  })
+
   it('store jsonb columns as the values they are, and null for a missing one', async () => {
     const user = { id: 7, name: 'A "quoted" \\ user', tags: ['x', null] }
     await upsertRecords(

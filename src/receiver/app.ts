@@ -9,13 +9,12 @@ import { bodyLimit } from 'hono/body-limit'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { insertRejectedDelivery } from '../store/inbox.ts'
+import { MAX_DEPTH, nestedDeeperThan, storable, storableText } from '../store/jsonb.ts'
 import { type Counters, increment } from './counters.ts'
 import {
   classifyDelivery,
   parseEvent,
   parseModel,
-  storable,
-  storableText,
   type WebhookEvent,
   type WebhookModel,
 } from './deliveries.ts'
@@ -112,6 +111,8 @@ export function createReceiver({
       } catch (error) {
         return await reject(`malformed JSON: ${(error as Error).message}`, {})
       }
+      // Kept as text: PostgreSQL's jsonb, and JavaScript, cannot take JSON nested many thousands deep.
+      if (nestedDeeperThan(body, MAX_DEPTH)) return await reject(`nested deeper than ${MAX_DEPTH} levels`, {})
       const classified = classifyDelivery(parsed, model, event)
       if (!classified.ok) return await reject(classified.reason, { shape: classified.shape, payload: parsed })
 

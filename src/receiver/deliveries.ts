@@ -95,27 +95,3 @@ export function classifyDelivery(body: unknown, model: WebhookModel, event: Webh
       'unknown payload shape: expected lean {model, event, record_id}, nested {model, event, record}, api {<model>: {...}} or flat {id, ...}',
   }
 }
-
-/** Strings PostgreSQL's jsonb cannot hold (NUL, lone surrogates) are made storable; nothing else changes. */
-export function storable(value: unknown): unknown {
-  if (typeof value === 'string') return value.toWellFormed().replaceAll('\u0000', '\uFFFD')
-  if (Array.isArray(value)) return value.map(storable)
-  if (isObject(value)) {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, inner]) => [storable(key) as string, storable(inner)]),
-    )
-  }
-  return value
-}
-
-// A JSON escape that decodes to NUL or to half of a surrogate pair: text jsonb cannot hold. (An
-// escaped backslash before `u` also matches; such a body just takes the slower way.)
-const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
-
-/**
- * The body itself when jsonb can store it as it is (valid JSON, already parsed by the caller), so
- * that the common delivery is stored without a copy; undefined when it must go through `storable`.
- */
-export function storableText(body: string): string | undefined {
-  return body.isWellFormed() && !UNSTORABLE_ESCAPE.test(body) ? body : undefined
-}

@@ -32,15 +32,58 @@ export const date: Column<'date'> = { type: 'date' }
 export const jsonb: Column<'jsonb'> = { type: 'jsonb' }
 
 const INT4_MAX = 2_147_483_647
+// White space between the time and the zone is PostgreSQL's (ASCII only: it refuses U+00A0 and the like).
 const ISO_TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?\s*(?:Z|[+-](\d{2})(?::?\d{2})?)?$/i
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?[ \t\n\v\f\r]*(?:Z|[+-](\d{2})(?::?(\d{2}))?)?$/i
+/**
+ * PostgreSQL refuses a date/time text longer than its parse buffer (MAXDATELEN, 128, plus a little):
+ * "invalid input syntax". Longer stamps (a fraction of a hundred digits) are taken as not stamps.
+ */
+const MAX_TIMESTAMP_LENGTH = 128
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})/
 const DAY_MONTH_YEAR = /^(\d{1,2})[.\-/](\d{1,2})[.\-/](\d{4})$/
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+// One way to match each text (no nested choices over the same digits): a long run of digits that
+// is not a decimal fails in linear time (`\d+\.?\d*` took seconds for 30,000 digits and a letter).
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/
+const EXPONENT = /[eE]/
+// PostgreSQL's numeric: at most 131072 digits before the decimal point (a base-10000 weight of at
+// most 32767), at most 16383 after it (the display scale), an exponent below INT_MAX / 2. Beyond
+// them the input fails: "value overflows numeric format".
+const NUMERIC_MAX_MAGNITUDE = 131_071
+const NUMERIC_MAX_SCALE = 16_383
+const NUMERIC_MAX_EXPONENT = 1_073_741_823
 
 function toInteger(value: unknown, max: number): number | null {
   const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
   return typeof number === 'number' && Number.isInteger(number) && Math.abs(number) <= max ? number : null
+}
+
+/** Whether numeric's input takes `text` (a DECIMAL with an exponent, or very long). */
+function fitsNumeric(text: string): boolean {
+  let end = text.search(EXPONENT)
+  const exponent = end < 0 ? 0 : Number(text.slice(end + 1))
+  if (end < 0) end = text.length
+  if (!(Math.abs(exponent) < NUMERIC_MAX_EXPONENT)) return false
+  let point = text.indexOf('.')
+  if (point < 0) point = end
+  // Digits after the point, less the exponent: the scale PostgreSQL keeps.
+  if ((point < end ? end - point - 1 : 0) - exponent > NUMERIC_MAX_SCALE) return false
+  let first = text.charCodeAt(0) === 43 || text.charCodeAt(0) === 45 ? 1 : 0 // + -
+  while (first < end && !(text.charCodeAt(first) >= 49 && text.charCodeAt(first) <= 57)) first++
+  if (first === end) return true // zero
+  // The power of ten of the first significant digit.
+  const magnitude = (first < point ? point - first - 1 : point - first) + exponent
+  return magnitude <= NUMERIC_MAX_MAGNITUDE
+}
+
+function toNumeric(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null
+  if (typeof value !== 'string') return null
+  const text = value.trim()
+  if (!DECIMAL.test(text)) return null
+  // Short and without an exponent (the common case): within every limit, whatever the digits.
+  if (text.length <= NUMERIC_MAX_SCALE && text.indexOf('e') < 0 && text.indexOf('E') < 0) return text
+  return fitsNumeric(text) ? text : null
 }
 
 function isCalendarDate(year: number, month: number, day: number): boolean {
@@ -111,6 +154,7 @@ function fastTimestamp(text: string): boolean | undefined {
     if (at === digits) return undefined
   }
   let offsetHours = 0
+  let offsetMinutes = 0
   if (at < length) {
     const zone = text.charCodeAt(at)
     if (zone === 90 || zone === 122) {
@@ -124,9 +168,11 @@ function fastTimestamp(text: string): boolean | undefined {
       if (rest === 0) {
         // ±HH
       } else if (rest === 2) {
-        if (twoDigits(text, at + 3) < 0) return undefined
+        offsetMinutes = twoDigits(text, at + 3)
+        if (offsetMinutes < 0) return undefined
       } else if (rest === 3) {
-        if (text.charCodeAt(at + 3) !== 58 || twoDigits(text, at + 4) < 0) return undefined
+        offsetMinutes = twoDigits(text, at + 4)
+        if (text.charCodeAt(at + 3) !== 58 || offsetMinutes < 0) return undefined
       } else {
         return undefined
       }
@@ -144,7 +190,15 @@ function fastTimestamp(text: string): boolean | undefined {
         month <= 12 &&
         day <= (DAYS_IN_MONTH[month - 1] as number) &&
         isCalendarDate(year, month, day)
-  return calendar && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15
+  return (
+    calendar &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHours <= 15 &&
+    offsetMinutes <= 59 &&
+    length <= MAX_TIMESTAMP_LENGTH
+  )
 }
 
 function toTimestamp(value: unknown): string | null {
@@ -153,9 +207,11 @@ function toTimestamp(value: unknown): string | null {
   const fast = fastTimestamp(value)
   if (fast !== undefined) return fast ? value : null
   const trimmed = value.trim()
+  if (trimmed.length > MAX_TIMESTAMP_LENGTH) return null
   const match = ISO_TIMESTAMP.exec(trimmed)
-  if (!match) return null
-  const [year, month, day, hour, minute, second, offsetHours] = match
+  // A date, then at once a negative offset (`2022-12-14-05:00`), reads as a malformed date to PostgreSQL.
+  if (!match || (match[4] === undefined && trimmed.charCodeAt(10) === 45)) return null
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = match
     .slice(1)
     .map((part) => Number(part ?? 0))
   const valid =
@@ -163,7 +219,8 @@ function toTimestamp(value: unknown): string | null {
     (hour as number) <= 23 &&
     (minute as number) <= 59 &&
     (second as number) <= 59 &&
-    (offsetHours as number) <= 15
+    (offsetHours as number) <= 15 &&
+    (offsetMinutes as number) <= 59
   return valid ? trimmed : null
 }
 
@@ -183,8 +240,7 @@ export function coerce(type: SqlType, value: unknown): unknown {
     case 'integer':
       return toInteger(value, INT4_MAX)
     case 'numeric':
-      if (typeof value === 'number') return Number.isFinite(value) ? value : null
-      return typeof value === 'string' && DECIMAL.test(value.trim()) ? value.trim() : null
+      return toNumeric(value)
     case 'boolean':
       return toBoolean(value)
     case 'timestamptz':

@@ -27,6 +27,7 @@ import {
   type Resource,
 } from '../resources/index.ts'
 import type { Db } from './database.ts'
+import { serialize, storable, storableText } from './jsonb.ts'
 
 export type UpstreamRecord = Record<string, unknown>
 
@@ -310,6 +311,15 @@ export async function upsertRecords(
   const convert = coercer()
   // In id order: every writer locks rows in the same order, so two of them never deadlock.
   const newest = new Map([...newestPerId(resource, records, convert)].sort(([a], [b]) => a - b))
+  // The records once, in the order of the column arrays: `rows from` zips them by position. A string
+  // jsonb or text cannot hold (NUL, half a surrogate pair), or a value nested too deep to serialize,
+  // would fail the whole batch: such records are written as `storable` makes them (U+FFFD there, null
+  // below MAX_DEPTH levels; src/store/jsonb.ts), in `_raw`, columns and children alike.
+  let raw = serialize([...newest.values()])
+  if (raw === undefined || storableText(raw) === undefined) {
+    for (const [id, record] of newest) newest.set(id, storable(record) as UpstreamRecord)
+    raw = JSON.stringify([...newest.values()])
+  }
   const specs = columnSpecs(resource.columns)
   const names = specs.map((spec) => spec.name)
   // A tombstone is compared with the time the request for a fetched record was sent.
@@ -320,8 +330,6 @@ export async function upsertRecords(
     pushColumns(specs, columns, record, convert)
     deletedAt.push(arrayElement('timestamptz', softDeletedAt(resource, record, now)))
   }
-  // The records once, in the order of the column arrays: `rows from` zips them by position.
-  const raw = JSON.stringify([...newest.values()])
 
   // Statement 1 writes the parents and tells, for each row written, which child tables hold the
   // incoming record's children already (`same`, one flag per table of `includesByTable`): the row version

@@ -77,6 +77,27 @@ function tapped(after: (page: number) => void, shows: number[] = []) {
 }
 
 describe('incremental sweeps', () => {
+  it('write a page holding text PostgreSQL cannot hold (NUL, half a surrogate pair), with U+FFFD there', async () => {
+    const deps = sweepDeps(database.db, sandboxConfig(sandbox))
+    const [first, second] = sandbox.control.crm.liveIds('people') as [number, number]
+    sandbox.control.crm.update('people', first, { name: 'nul \u0000 inside' })
+    sandbox.control.crm.update('people', second, { first_name: 'lone \udc00' })
+
+    const runId = await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
+    expect((await readRun(database.db, runId))?.status).toBe('succeeded')
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+    const rows = await database.db
+      .selectFrom('crm.people')
+      .select(['id', 'name', 'first_name'])
+      .where('id', 'in', [first, second])
+      .orderBy('id')
+      .execute()
+    expect(rows).toEqual([
+      expect.objectContaining({ id: first, name: 'nul \uFFFD inside' }),
+      expect.objectContaining({ id: second, first_name: 'lone \uFFFD' }),
+    ])
+  })
+
   it('make an empty mirror equal to the sandbox, every CRM resource', async () => {
     const config = sandboxConfig(sandbox)
     const names = ['crm.people', 'crm.companies', 'crm.deals', 'crm.projects', 'crm.tasks', 'crm.users']
