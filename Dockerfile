@@ -36,7 +36,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 # (`docker run --stop-timeout 40`, compose's `stop_grace_period: 40s`; Docker's default is 10 s).
 STOPSIGNAL SIGTERM
 # The launcher runs the CLI with the V8 flags of bin/node-flags.js (a young generation of 2 x 16 MB,
-# an old-space limit of 1 GB: a sweep then peaks near 200 MB instead of 350 MB). It replaces itself
+# an old-space limit of 1.5 GB: a sweep then peaks near 210 MB instead of 350-400 MB). It replaces itself
 # with `node <flags> src/cli/main.ts` (same pid); NODE_OPTIONS may set other values.
 ENTRYPOINT ["node", "bin/crm-sync.js"]
 CMD ["start"]

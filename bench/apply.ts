@@ -10,6 +10,7 @@
 // rule, no children), in the same database.
 import { readdirSync, readFileSync } from 'node:fs'
 import { Kysely, PostgresDialect, sql } from 'kysely'
+import { missingNodeFlags } from '../bin/node-flags.js'
 import { createUpstreamClients, createUpstreamMetrics, type RecordPage } from '../src/api-client/index.ts'
 import { type Config, parseConfig } from '../src/config/index.ts'
 import { createLogger } from '../src/log.ts'
@@ -351,7 +352,7 @@ async function run(ctx: Context) {
         sandbox: 'its own process, no rate limit; every person updated before each sweep',
         vacuum:
           'vacuum analyze of the mirror tables before each measured phase (as autovacuum between sweeps)',
-        sweep: `full, crm.people only, the engine's sweep handler in this process, applyConnections ${best}, the fastest of ${SWEEPS_EACH} sweeps of each`,
+        sweep: `full, crm.people only, the engine's sweep handler in this process (${missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS).length === 0 ? 'with the V8 flags `crm-sync start` runs with' : "on Node's defaults; `crm-sync start` adds the V8 flags of bin/node-flags.js, whose cost the memory scenario shows"}), applyConnections ${best}, the fastest of ${SWEEPS_EACH} sweeps of each`,
       },
       figures: [
         {

@@ -92,10 +92,10 @@ async function run(ctx: Context) {
     target: atMost(growth, GROWTH, `not growing (≤ ${GROWTH * 100}%)`),
     bound:
       'not data kept: after every full collection (--trace-gc) the heap is back to about 30 MB, at 5,000 ' +
-      'people as at 200,000. Each page (about 20 MB allocated: the answer, 500 records parsed and checked, ' +
+      'people as at 200,000. Each page (about 5 MB allocated: the answer, 500 records parsed and checked, ' +
       'rows and the JSON parameters) dies with the page but outlives young-generation collections while its ' +
       'statement runs; the peak is how much of that garbage V8 lets pile up: a young generation of at most ' +
-      '2 x 16 MB and an old generation collected at about 1.6x its live size (--max-old-space-size=1024) ' +
+      '2 x 16 MB and an old generation collected at about 1.8x its live size (--max-old-space-size=1536) ' +
       "instead of 2 x 64 MB and 4x on Node's defaults",
   })
   figures.push({
