@@ -1,7 +1,14 @@
 // What jsonb can hold: strings made storable, nesting cut below MAX_DEPTH, and the depth of JSON text
 // judged without parsing it (brackets inside strings are text, not levels).
 import { describe, expect, it } from 'vitest'
-import { MAX_DEPTH, nestedDeeperThan, serialize, storable, storableText } from '../src/store/jsonb.ts'
+import {
+  MAX_DEPTH,
+  nestedDeeperThan,
+  numbersFit,
+  serialize,
+  storable,
+  storableText,
+} from '../src/store/jsonb.ts'
 
 const brackets = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`
 
@@ -42,5 +49,26 @@ describe('storable', () => {
     expect(serialize(deep)).toBeUndefined()
     const text = serialize(storable(deep)) as string
     expect(text).toBe(`${'['.repeat(MAX_DEPTH)}null${']'.repeat(MAX_DEPTH)}`)
+  })
+})
+
+describe('numbersFit', () => {
+  it.each([
+    [
+      'plain numbers, literals and strings',
+      '{"a": -1.5, "b": [true, false, null], "c": "1e999999", "d": 1e300}',
+      true,
+    ],
+    ['an exponent beyond numeric', '{"a": 1e131072}', false],
+    ['a negative exponent beyond its scale', '[1e-16384]', false],
+    ['an exponent at the end of the text', '1E-16383', true],
+    ['300 digits', `[${'9'.repeat(300)}]`, true],
+    ['131,072 digits before the point', `[${'9'.repeat(131_072)}]`, true],
+    ['131,073 digits before the point', `[${'9'.repeat(131_073)}]`, false],
+    ['16,384 digits after the point', `[0.${'1'.repeat(16_384)}]`, false],
+    ['numbers in strings, escaped quotes included', `{"a": "\\" 1e999999 \\"", "b": 2}`, true],
+  ])('%s', (_, text, fits) => {
+    JSON.parse(text) // valid JSON, as the receiver has it
+    expect(numbersFit(text)).toBe(fits)
   })
 })

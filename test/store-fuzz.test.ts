@@ -229,6 +229,22 @@ describe('odd column values beside a normal record', () => {
     expect(JSON.stringify((row?._raw as { user: unknown } | undefined)?.user)).toBe(JSON.stringify(deep))
   })
 
+  it('keeps a record nested 3,000 deep whole beside one that must be made storable', async () => {
+    const deep = nested(3000)
+    const result = await upsertRecords(
+      database.db,
+      people,
+      [
+        { ...normal(people, 1), user: deep },
+        { ...normal(people, 2), name: 'nul \u0000' },
+      ],
+      fetched(),
+    )
+    expect(result.applied).toEqual([1, 2])
+    expect(JSON.stringify((await stored(people, 1, 'user'))?.value)).toBe(JSON.stringify(deep))
+    expect((await stored(people, 2, 'name'))?.value).toBe('nul \uFFFD')
+  })
+
   it('writes a record nested 10,000 deep beside a normal one, cut to null below 1,000 levels', async () => {
     // JSON.stringify gives up near 4,500 levels ("Maximum call stack size exceeded"), PostgreSQL's jsonb
     // input between 12,000 and 15,000 ("stack depth limit exceeded"): the batch failed with a RangeError.

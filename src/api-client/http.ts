@@ -2,7 +2,7 @@
 // Nothing here logs or throws a URL: the CRM's key may sit in the query string, and every text that
 // came from outside (bodies, network errors) has the secrets scrubbed before anybody sees it.
 import type { Logger } from '../log.ts'
-import { storable } from '../store/jsonb.ts'
+import { serialize, storable } from '../store/jsonb.ts'
 import type { Budget } from './budget.ts'
 import type { Clock } from './clock.ts'
 import {
@@ -227,7 +227,9 @@ function parseBody(text: string): unknown {
 
 /** The start of an answer's body for an error message (which may be kept in a text column: no NUL). */
 function summary(body: unknown): string {
-  const text = storable(typeof body === 'string' ? body : JSON.stringify(body)) as string
+  const text = storable(
+    typeof body === 'string' ? body : (serialize(body) ?? '(JSON nested too deep to show)'),
+  ) as string
   return text.length > 300 ? `${text.slice(0, 300)}...` : text
 }
 

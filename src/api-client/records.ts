@@ -6,9 +6,15 @@
 import { z } from 'zod'
 import { type Column, coerce } from '../resources/columns.ts'
 import { hasUpdatedAt, type Resource } from '../resources/index.ts'
+import { serialize } from '../store/jsonb.ts'
 import { RejectedRecordError } from './errors.ts'
 
-const describe = (value: unknown) => (value === undefined ? 'is missing' : `is ${JSON.stringify(value)}`)
+/** The value for an error message: its JSON, cut after 200 characters. */
+function describe(value: unknown): string {
+  if (value === undefined) return 'is missing'
+  const text = serialize(value) ?? 'nested too deep to show'
+  return `is ${text.length > 200 ? `${text.slice(0, 200)}...` : text}`
+}
 
 export const recordId = z.unknown().transform((value, ctx) => {
   const id = coerce('bigint', value)

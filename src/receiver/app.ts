@@ -9,7 +9,7 @@ import { bodyLimit } from 'hono/body-limit'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { insertRejectedDelivery } from '../store/inbox.ts'
-import { MAX_DEPTH, nestedDeeperThan, storable, storableText } from '../store/jsonb.ts'
+import { MAX_DEPTH, nestedDeeperThan, numbersFit, storable, storableText } from '../store/jsonb.ts'
 import { type Counters, increment } from './counters.ts'
 import {
   classifyDelivery,
@@ -99,7 +99,8 @@ export function createReceiver({
           record_id: fields.record_id ?? null,
           payload: fields.payload === undefined ? null : JSON.stringify(storable(fields.payload)),
           body: fields.payload === undefined ? (storable(body) as string) : null,
-          reason,
+          // (JSON.parse's message quotes the body, NUL included)
+          reason: storable(reason) as string,
         })
         increment(counters, `delivery:${model}:${event}:${fields.shape ?? 'unknown'}:rejected`)
         return c.json({ error: reason }, 400)
@@ -122,7 +123,9 @@ export function createReceiver({
         event,
         shape: delivery.shape,
         record_id: delivery.recordId,
-        payload: storableText(body) ?? JSON.stringify(storable(parsed)),
+        // The body as it came when jsonb takes it so; otherwise as JavaScript read it, made storable
+        // (a number beyond numeric's range is Infinity there, which JSON writes as null).
+        payload: (numbersFit(body) ? storableText(body) : undefined) ?? JSON.stringify(storable(parsed)),
         body: null,
         reason: null,
         job_id: null,

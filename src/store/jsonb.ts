@@ -4,10 +4,17 @@
 // 499 good records beside the bad one, could never be written. Every value from outside is therefore
 // made storable before it is kept: NUL and lone surrogates become U+FFFD, in keys and in values.
 //
+// Numbers have limits too: jsonb keeps them as numeric, which refuses an exponent or a run of digits
+// beyond its range (`1e200000`, `1e-16384`) although JSON allows any. JSON.parse reads such a number
+// as Infinity or 0, so a value re-serialized from JavaScript always fits; a text taken as it came
+// (a webhook body) must be checked (`numbersFit`).
+//
 // Nesting has a limit too: JavaScript cannot serialize a value nested some 4,500 levels deep (its
 // stack), PostgreSQL cannot parse one of some 12,000 (`max_stack_depth`). A stored value keeps
 // MAX_DEPTH levels; below them `storable` puts null. No CRM record comes near: this is for input that
 // is broken or hostile. Nothing else changes.
+
+import { coerce } from '../resources/columns.ts'
 
 /** Levels of arrays and objects a stored value keeps. */
 export const MAX_DEPTH = 1000
@@ -71,4 +78,41 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/
  */
 export function storableText(text: string): string | undefined {
   return text.isWellFormed() && !UNSTORABLE_ESCAPE.test(text) ? text : undefined
+}
+
+const isDigit = (code: number) => code >= 48 && code <= 57
+// - + . e E and digits: what a JSON number is made of.
+const inNumber = (code: number) =>
+  isDigit(code) || code === 45 || code === 43 || code === 46 || code === 101 || code === 69
+
+/**
+ * Whether every number in valid JSON `text` fits PostgreSQL's numeric, as jsonb needs. Short numbers
+ * without an exponent always do; the others are checked by numeric's limits (`coerce`).
+ */
+export function numbersFit(text: string): boolean {
+  let inString = false
+  let start = -1
+  let exponent = false
+  for (let i = 0; i <= text.length; i++) {
+    const code = i < text.length ? text.charCodeAt(i) : 32
+    if (inString) {
+      if (code === 92)
+        i++ // \ escapes the next character
+      else if (code === 34) inString = false // "
+    } else if (start >= 0) {
+      if (inNumber(code)) {
+        if (code === 101 || code === 69) exponent = true
+      } else {
+        if ((exponent || i - start > 300) && coerce('numeric', text.slice(start, i)) === null) return false
+        start = -1
+        exponent = false
+      }
+    } else if (code === 34) {
+      inString = true
+    } else if (isDigit(code) || code === 45) {
+      // a number starts with a digit or a minus (the e of true and false is no number)
+      start = i
+    }
+  }
+  return true
 }

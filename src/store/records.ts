@@ -317,7 +317,12 @@ export async function upsertRecords(
   // below MAX_DEPTH levels; src/store/jsonb.ts), in `_raw`, columns and children alike.
   let raw = serialize([...newest.values()])
   if (raw === undefined || storableText(raw) === undefined) {
-    for (const [id, record] of newest) newest.set(id, storable(record) as UpstreamRecord)
+    // Only the records that need it, so that a record is written the same whatever came beside it.
+    for (const [id, record] of newest) {
+      const text = serialize(record)
+      if (text === undefined || storableText(text) === undefined)
+        newest.set(id, storable(record) as UpstreamRecord)
+    }
     raw = JSON.stringify([...newest.values()])
   }
   const specs = columnSpecs(resource.columns)

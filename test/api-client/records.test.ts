@@ -130,6 +130,23 @@ describe('record schemas', () => {
     )
   })
 
+  it('reject an id nested too deep to show, or far too long, with a message of bounded length', () => {
+    let deep: unknown = 1
+    for (let i = 0; i < 20_000; i++) deep = [deep]
+    expect(
+      rejection(() => parseRecord(people, { id: deep, updated_at: '2022-12-14T14:53:43Z' })).message,
+    ).toBe('crm.people (no id): id is nested too deep to show, not an id')
+    const long = rejection(() =>
+      parseRecord(people, { id: 'x'.repeat(100_000), updated_at: '2022-12-14T14:53:43Z' }),
+    )
+    expect(long.message).toBe(`crm.people (no id): id is "${'x'.repeat(199)}..., not an id`)
+    const { records } = parseRecords(people, [
+      { id: 1, updated_at: deep },
+      { id: 2, updated_at: '2022-12-14T14:53:43Z' },
+    ])
+    expect(records.map((r) => r.id)).toEqual([2])
+  })
+
   it('reject something that is not an object', () => {
     expect(rejection(() => parseRecord(people, 'person')).field).toBe('(record)')
   })
