@@ -1,6 +1,9 @@
 // The webhook receiver through app.request(): every shape x event x model, the secret, every bad
 // input, the 503 paths, and the promise that no 2xx goes out before the inbox row (the delivery's
 // job: workers take accepted rows) is committed.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
@@ -221,6 +224,58 @@ describe('bad input', () => {
     const big = JSON.stringify({ id: 1, blob: 'x'.repeat(WEBHOOK_BODY_LIMIT) })
     const response = await post(app, path, big)
     expect(response.status).toBe(413)
+  })
+
+  // Through Node's server, as deployed: a length announced over the limit is refused before the body
+  // is read; a chunked body is counted as it streams; a body within the limit is read and kept.
+  it('413 through the HTTP server, for an announced length and for a chunked body', async () => {
+    const { app } = receiverFor(database.db)
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+    await new Promise((resolve) => server.once('listening', resolve))
+    const { port } = server.address() as AddressInfo
+    const send = (body: string, chunked: boolean) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const request = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path,
+            headers: chunked
+              ? { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }
+              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (response) => {
+            let text = ''
+            response.setEncoding('utf8')
+            response.on('data', (chunk) => {
+              text += chunk
+            })
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, text }))
+          },
+        )
+        request.on('error', reject)
+        if (chunked)
+          for (let at = 0; at < body.length; at += 65_536) request.write(body.slice(at, at + 65_536))
+        request.end(chunked ? undefined : body)
+      })
+    try {
+      const big = JSON.stringify({ id: 1, blob: 'x'.repeat(WEBHOOK_BODY_LIMIT) })
+      for (const chunked of [false, true]) {
+        const refused = await send(big, chunked)
+        expect(refused.status).toBe(413)
+        expect(JSON.parse(refused.text)).toEqual({ error: `the body exceeds ${WEBHOOK_BODY_LIMIT} bytes` })
+        const fits = JSON.stringify({ id: 1, blob: 'x'.repeat(WEBHOOK_BODY_LIMIT - 100) })
+        const accepted = await send(fits, chunked)
+        expect(accepted.status).toBe(200)
+        const { inbox_id } = JSON.parse(accepted.text) as { inbox_id: number }
+        expect(((await inboxRow(inbox_id)).payload as { blob: string }).blob).toHaveLength(
+          WEBHOOK_BODY_LIMIT - 100,
+        )
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it('405 for another method', async () => {

@@ -1,11 +1,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 
+const digest = (value: string) => createHash('sha256').update(value).digest()
+
 /**
  * Constant-time comparison of a presented secret with the expected one. Both sides are hashed
  * first, so neither the content nor the length of the secret leaks through timing; never throws.
  */
 export function secretMatches(presented: string | undefined, expected: string): boolean {
-  if (presented === undefined) return false
-  const digest = (value: string) => createHash('sha256').update(value).digest()
-  return timingSafeEqual(digest(presented), digest(expected))
+  return secretMatcher(expected)(presented)
+}
+
+/** `secretMatches` against one expected secret, whose digest is computed once. */
+export function secretMatcher(expected: string): (presented: string | undefined) => boolean {
+  const expectedDigest = digest(expected)
+  return (presented) => presented !== undefined && timingSafeEqual(digest(presented), expectedDigest)
 }

@@ -1,7 +1,7 @@
 // The webhook inbox (sync.inbox): every delivery that passed the secret check, accepted or rejected.
 // Accepted deliveries are also the queue of work: the receiver's insert is all it needs to commit
 // before answering, and workers take them oldest first (`for update skip locked`, so replicas share).
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely'
+import { CompiledQuery, type Insertable, type Kysely, type Selectable, sql } from 'kysely'
 import type { Db } from './database.ts'
 import type { Database, InboxTable } from './schema.ts'
 
@@ -18,11 +18,33 @@ export type InboxRow = Selectable<InboxTable>
  */
 export async function insertAcceptedDeliveries(db: Db, rows: DeliveryRow[]): Promise<number[]> {
   if (rows.length === 0) return []
-  const inserted = await db
-    .insertInto('sync.inbox')
-    .values(rows.map((row) => ({ ...row, status: 'accepted' as const })))
-    .returning('id')
-    .execute()
+  // Written out rather than built by the query builder: this is the receiver's one statement per
+  // commit, and the builder took 4% of its CPU.
+  const parameters: unknown[] = []
+  const tuples: string[] = []
+  for (const row of rows) {
+    const at = parameters.length
+    tuples.push(
+      `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, $${at + 8}, 'accepted')`,
+    )
+    parameters.push(
+      row.model ?? null,
+      row.event ?? null,
+      row.shape ?? null,
+      row.record_id ?? null,
+      row.payload ?? null,
+      row.body ?? null,
+      row.reason ?? null,
+      row.job_id ?? null,
+    )
+  }
+  const { rows: inserted } = await db.executeQuery<{ id: number }>(
+    CompiledQuery.raw(
+      `insert into sync.inbox (model, event, shape, record_id, payload, body, reason, job_id, status)
+       values ${tuples.join(', ')} returning id`,
+      parameters,
+    ),
+  )
   return inserted.map((row) => Number(row.id)).sort((a, b) => a - b)
 }
 
