@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { missingNodeFlags } from '../bin/node-flags.js'
 import { apply } from './apply.ts'
 import { backfill } from './backfill.ts'
 import { freshness } from './freshness.ts'
@@ -16,6 +17,14 @@ import { scaleOut } from './scale-out.ts'
 import { openServer } from './support/database.ts'
 import { describeMachine, markdownReport, type RunResult } from './support/report.ts'
 import type { Scenario, ScenarioResult } from './support/scenario.ts'
+
+// The sweeps of apply and backfill run in this process: on the V8 flags `crm-sync start` runs with
+// (bin/node-flags.js), so that they measure what users run. Re-executed with them (same pid) where
+// Node can; elsewhere the apply settings say the sweeps ran on Node's defaults.
+const missing = missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS)
+if (missing.length > 0 && process.platform !== 'win32') {
+  process.execve?.(process.execPath, [process.execPath, ...process.execArgv, ...missing, ...process.argv.slice(1)])
+}
 
 const SCENARIOS: Scenario[] = [ingest, apply, backfill, requests, freshness, memory, scaleOut]
 
