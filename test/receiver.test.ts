@@ -50,6 +50,15 @@ async function inboxRow(id: number) {
   return database.db.selectFrom('sync.inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
 }
 
+async function latestRejected() {
+  return database.db
+    .selectFrom('sync.inbox')
+    .selectAll()
+    .where('status', '=', 'rejected')
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow()
+}
+
 async function inboxCount() {
   const result = await sql<{ n: number }>`select count(*)::int as n from sync.inbox`.execute(database.db)
   return result.rows[0]?.n ?? 0
@@ -194,12 +203,7 @@ describe('bad input', () => {
     expect(response.status).toBe(400)
     const { error } = (await response.json()) as { error: string }
     expect(error).toMatch(reason)
-    const row = await database.db
-      .selectFrom('sync.inbox')
-      .selectAll()
-      .where('status', '=', 'rejected')
-      .orderBy('id', 'desc')
-      .executeTakeFirstOrThrow()
+    const row = await latestRejected()
     expect(row).toMatchObject({ model: 'person', event: 'update', reason: error, job_id: null })
     expect(row.payload ?? row.body).toEqual(row.payload === null ? body : JSON.parse(body))
   })
@@ -208,12 +212,7 @@ describe('bad input', () => {
     const { app } = receiverFor(database.db)
     const response = await post(app, path, '[1, \u0000]')
     expect(response.status).toBe(400)
-    const row = await database.db
-      .selectFrom('sync.inbox')
-      .selectAll()
-      .where('status', '=', 'rejected')
-      .orderBy('id', 'desc')
-      .executeTakeFirstOrThrow()
+    const row = await latestRejected()
     expect(row.body).toBe('[1, \uFFFD]')
     expect(row.reason).toMatch(/^malformed JSON/)
     expect(row.reason).not.toContain('\u0000')
