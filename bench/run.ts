@@ -23,7 +23,12 @@ import type { Scenario, ScenarioResult } from './support/scenario.ts'
 // Node can; elsewhere the apply settings say the sweeps ran on Node's defaults.
 const missing = missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS)
 if (missing.length > 0 && process.platform !== 'win32') {
-  process.execve?.(process.execPath, [process.execPath, ...process.execArgv, ...missing, ...process.argv.slice(1)])
+  process.execve?.(process.execPath, [
+    process.execPath,
+    ...process.execArgv,
+    ...missing,
+    ...process.argv.slice(1),
+  ])
 }
 
 const SCENARIOS: Scenario[] = [ingest, apply, backfill, requests, freshness, memory, scaleOut]
