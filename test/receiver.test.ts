@@ -2,8 +2,9 @@
 // input, the 503 paths, and the promise that no 2xx goes out before the inbox row (the delivery's
 // job: workers take accepted rows) is committed.
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import net, { type AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
+import type { Hono } from 'hono'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
@@ -57,6 +58,45 @@ async function latestRejected() {
     .where('status', '=', 'rejected')
     .orderBy('id', 'desc')
     .executeTakeFirstOrThrow()
+}
+
+/** Runs `work` against the receiver served by Node's HTTP server, as deployed, on a free port. */
+async function throughServer(app: Hono, work: (port: number) => Promise<void>) {
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+  await new Promise((resolve) => server.once('listening', resolve))
+  try {
+    await work((server.address() as AddressInfo).port)
+  } finally {
+    await new Promise((resolve) => server.close(resolve))
+  }
+}
+
+/** POSTs `body` through Node's client, its length announced or in chunks of 64 KiB. */
+function postThrough(port: number, path: string, body: string, chunked: boolean) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const request = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: chunked
+          ? { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }
+          : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        let text = ''
+        response.setEncoding('utf8')
+        response.on('data', (chunk) => {
+          text += chunk
+        })
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }))
+      },
+    )
+    request.on('error', reject)
+    if (chunked) for (let at = 0; at < body.length; at += 65_536) request.write(body.slice(at, at + 65_536))
+    request.end(chunked ? undefined : body)
+  })
 }
 
 async function inboxCount() {
@@ -229,52 +269,69 @@ describe('bad input', () => {
   // is read; a chunked body is counted as it streams; a body within the limit is read and kept.
   it('413 through the HTTP server, for an announced length and for a chunked body', async () => {
     const { app } = receiverFor(database.db)
-    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-    await new Promise((resolve) => server.once('listening', resolve))
-    const { port } = server.address() as AddressInfo
-    const send = (body: string, chunked: boolean) =>
-      new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const request = http.request(
-          {
-            host: '127.0.0.1',
-            port,
-            method: 'POST',
-            path,
-            headers: chunked
-              ? { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }
-              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-          },
-          (response) => {
-            let text = ''
-            response.setEncoding('utf8')
-            response.on('data', (chunk) => {
-              text += chunk
-            })
-            response.on('end', () => resolve({ status: response.statusCode ?? 0, text }))
-          },
-        )
-        request.on('error', reject)
-        if (chunked)
-          for (let at = 0; at < body.length; at += 65_536) request.write(body.slice(at, at + 65_536))
-        request.end(chunked ? undefined : body)
-      })
-    try {
+    await throughServer(app, async (port) => {
       const big = JSON.stringify({ id: 1, blob: 'x'.repeat(WEBHOOK_BODY_LIMIT) })
       for (const chunked of [false, true]) {
-        const refused = await send(big, chunked)
+        const refused = await postThrough(port, path, big, chunked)
         expect(refused.status).toBe(413)
         expect(JSON.parse(refused.text)).toEqual({ error: `the body exceeds ${WEBHOOK_BODY_LIMIT} bytes` })
         const fits = JSON.stringify({ id: 1, blob: 'x'.repeat(WEBHOOK_BODY_LIMIT - 100) })
-        const accepted = await send(fits, chunked)
+        const accepted = await postThrough(port, path, fits, chunked)
         expect(accepted.status).toBe(200)
         const { inbox_id } = JSON.parse(accepted.text) as { inbox_id: number }
         expect(((await inboxRow(inbox_id)).payload as { blob: string }).blob).toHaveLength(
           WEBHOOK_BODY_LIMIT - 100,
         )
       }
-    } finally {
-      await new Promise((resolve) => server.close(resolve))
-    }
+    })
+  })
+
+  // Both ways of reading a body decode it alike: UTF-8, one leading BOM dropped (as the encoding
+  // standard says), a second one left for JSON.parse to refuse.
+  it('a body is decoded alike whether its length is announced or it comes in chunks', async () => {
+    const { app } = receiverFor(database.db)
+    await throughServer(app, async (port) => {
+      for (const chunked of [false, true]) {
+        const once = await postThrough(port, path, '\uFEFF{"id": 7, "name": "Zoë 😀"}', chunked)
+        expect(once.status).toBe(200)
+        const { inbox_id } = JSON.parse(once.text) as { inbox_id: number }
+        expect((await inboxRow(inbox_id)).payload).toEqual({ id: 7, name: 'Zoë 😀' })
+        const twice = await postThrough(port, path, '\uFEFF\uFEFF{"id": 7}', chunked)
+        expect(twice.status).toBe(400)
+        expect((await latestRejected()).reason).toMatch(/^malformed JSON/)
+      }
+    })
+  })
+
+  // A sender that hangs up mid-body: nothing to keep, and not the database's fault (no 503, no
+  // `unavailable`), whether the body's length was announced or it came in chunks.
+  it('a body cut off by the sender is counted as aborted, not as the database failing', async () => {
+    const counters = new Map<string, number>()
+    const { app } = receiverFor(database.db, { counters })
+    const before = await inboxCount()
+    await throughServer(app, async (port) => {
+      const heads = {
+        announced: 'Content-Length: 1000\r\n\r\n{"id": 1, ',
+        chunked: 'Transfer-Encoding: chunked\r\n\r\na\r\n{"id": 1, \r\n',
+      }
+      let expected = 0
+      for (const [name, head] of Object.entries(heads)) {
+        const socket = net.connect(port, '127.0.0.1')
+        await new Promise((resolve) => socket.once('connect', resolve))
+        // The head and the start of the body, then the sender goes (TCP delivers them before the end).
+        socket.end(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${head}`)
+        expected += 1
+        await waitFor(
+          async () =>
+            counters.get('delivery:person:update:unknown:aborted') === expected ? true : undefined,
+          5_000,
+          `the ${name} body counted as aborted`,
+        )
+        socket.destroy()
+      }
+      expect([...counters.keys()].filter((key) => key.endsWith(':unavailable'))).toEqual([])
+      expect(await inboxCount()).toBe(before)
+    })
   })
 
   it('405 for another method', async () => {

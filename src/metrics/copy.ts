@@ -43,7 +43,7 @@ export function copyCounters(
   const deliveries = mirrored(
     registers,
     'webhook_deliveries_total',
-    'Webhook deliveries received, by model, event, body shape and outcome (accepted, rejected, unavailable)',
+    'Webhook deliveries received, by model, event, body shape and outcome (accepted, rejected, aborted, unavailable)',
     ['model', 'event', 'shape', 'outcome'],
   )
   const unauthorized = mirrored(
