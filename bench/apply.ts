@@ -229,6 +229,56 @@ async function plainInserts(db: Db, pages: RecordPage[]) {
   return records / ((performance.now() - started) / 1000)
 }
 
+/** jsonb orders an object's keys by length, then bytes: the order it sorts each object's keys into. */
+const jsonbKeyOrder = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
+
+function keysInJsonbOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(keysInJsonbOrder)
+  if (typeof value !== 'object' || value === null) return value
+  const object = value as Record<string, unknown>
+  return Object.fromEntries(
+    Object.keys(object)
+      .sort(jsonbKeyOrder)
+      .map((key) => [key, keysInJsonbOrder(object[key])]),
+  )
+}
+
+/**
+ * What PostgreSQL spends reading a page's records as jsonb, nothing written: milliseconds per page of
+ * the records' JSON sent and read as jsonb, less the same text sent and read as text (the transport);
+ * and the same with every object's keys already in jsonb's order (jsonb sorts each object's keys).
+ */
+async function jsonbInput(database: BenchDatabase, pages: RecordPage[]) {
+  const texts = pages.map((page) => JSON.stringify(page.records))
+  const sortStarted = performance.now()
+  const sorted = pages.map((page) => JSON.stringify(keysInJsonbOrder(page.records)))
+  const sortMs = (performance.now() - sortStarted) / pages.length
+  const client = await database.pool.connect()
+  try {
+    const perPage = async (statement: string, params: string[]) => {
+      const started = performance.now()
+      for (const param of params) await client.query(statement, [param])
+      return (performance.now() - started) / params.length
+    }
+    const jsonb = 'select count(*) from jsonb_array_elements($1::jsonb)'
+    const text = 'select length($1::text)'
+    // Twice, the lower of each: the first pass warms the connection and the server's caches.
+    const best = async (statement: string, params: string[]) =>
+      Math.min(await perPage(statement, params), await perPage(statement, params))
+    const transport = await best(text, texts)
+    return {
+      jsonbMs: (await best(jsonb, texts)) - transport,
+      jsonbKeysInOrderMs: (await best(jsonb, sorted)) - transport,
+      transportMs: transport,
+      /** This process sorting the keys (and serializing), per page. */
+      sortMs,
+      kibPerPage: texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0) / pages.length / 1024,
+    }
+  } finally {
+    client.release()
+  }
+}
+
 /** A full sweep of people with the engine's sweep handler in this process, on `connections` connections. */
 async function sweepPeople(db: Db, config: Config, connections: number) {
   const logger = createLogger({ level: 'warn', pretty: false })
@@ -292,6 +342,7 @@ async function run(ctx: Context) {
     `.execute(database.db)
     const children = childRows.rows.reduce((sum, row) => sum + row.rows, 0)
     const reference = await plainInserts(database.db, pages)
+    const input = await jsonbInput(database, pages)
     await vacuum(database.db)
     const pairs = await applyPairs(database.db, later(pages, 2))
     await vacuum(database.db)
@@ -370,7 +421,7 @@ async function run(ctx: Context) {
               .join(
                 ', ',
               )}). CPU bounds it, on 2 cores: per page of ${pages[0]?.records.length}, PostgreSQL's backends ` +
-            `used ${perPage(swept.cpu.postgres)} ms, this process ${perPage(swept.cpu.node)} ms (parsing and checking the ` +
+            `used ${perPage(swept.cpu.postgres)} ms (reading the records as jsonb alone takes ${round(input.jsonbMs)} ms of a core, measured apart), this process ${perPage(swept.cpu.node)} ms (parsing and checking the ` +
             `pages, building the statements), the sandbox ${perPage(swept.cpu.sandbox)} ms (rendering them); the ` +
             `machine was ${Math.round(swept.cores.machineBusy * 100)}% busy. Fetching alone reaches ${round(fetchRate)}/s, ` +
             `the store alone ${round(replaced.rate)}/s one page at a time and ${round(pairs)}/s two at a time`,
@@ -394,8 +445,24 @@ async function run(ctx: Context) {
             `PostgreSQL, one page at a time: a page of ${pages[0]?.records.length} people is ${plan.statements} statement(s) in ${round(pageMs)} ms, ` +
             `${round(plan.executionMs)} ms of it executing (EXPLAIN ANALYZE: ${round(plan.parentsMs)} ms writing the parents); ` +
             `their includes are those of the rows they replace, so no child table is touched; the rest is sending and ` +
-            `parsing the parameters (the records as jsonb alone take about as long as writing them), and this process ` +
+            `parsing the parameters (reading the records as jsonb alone takes ${round(input.jsonbMs)} ms, measured apart), and this process ` +
             `building them (${round(replaced.nodeCores, 2)} cores)`,
+        },
+        {
+          measure: "PostgreSQL reading a page's records as jsonb, nothing written (one backend)",
+          value: input.jsonbMs,
+          unit: 'ms',
+          reference: {
+            value: input.jsonbKeysInOrderMs,
+            unit: 'ms',
+            label: "the same records with every object's keys already in jsonb's order",
+          },
+          bound:
+            `${pages[0]?.records.length} people, ${round(input.kibPerPage)} KiB of JSON a page: the time to send them as jsonb ` +
+            `less the time to send them as text (${round(input.transportMs, 1)} ms). jsonb sorts every object's keys ` +
+            `(by length, then bytes), an order the upstream's records do not come in; sorting them in this process ` +
+            `first took it ${round(input.sortMs, 1)} ms a page (serializing included), more than it saves PostgreSQL, so the engine ` +
+            `sends them as they come`,
         },
         {
           measure:
@@ -426,6 +493,7 @@ async function run(ctx: Context) {
         rewritten,
         childrenPlan,
         reference: round(reference),
+        jsonbInput: Object.fromEntries(Object.entries(input).map(([key, value]) => [key, round(value, 1)])),
         pairs: round(pairs),
         plan,
         childRows: childRows.rows,
