@@ -128,7 +128,7 @@ export function createReceiver({
       // There is nothing to keep, and the database has nothing to do with it.
       increment(counters, `delivery:${model}:${event}:unknown:aborted`)
       logger.warn(
-        { model, event, reason: (error as Error).message },
+        { model, event, reason: error instanceof Error ? error.message : String(error) },
         'a webhook delivery ended before its body arrived; nothing kept',
       )
       return c.json({ error: 'the body ended before it arrived whole' }, 400)
