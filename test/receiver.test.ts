@@ -73,7 +73,7 @@ async function throughServer(app: Hono, work: (port: number) => Promise<void>) {
 
 /** POSTs `body` through Node's client, its length announced or in chunks of 64 KiB. */
 function postThrough(port: number, path: string, body: string, chunked: boolean) {
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+  return new Promise<{ status: number; text: string; connection: string | undefined }>((resolve, reject) => {
     const request = http.request(
       {
         host: '127.0.0.1',
@@ -90,7 +90,9 @@ function postThrough(port: number, path: string, body: string, chunked: boolean)
         response.on('data', (chunk) => {
           text += chunk
         })
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }))
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, text, connection: response.headers.connection }),
+        )
       },
     )
     request.on('error', reject)
@@ -275,6 +277,8 @@ describe('bad input', () => {
         const refused = await postThrough(port, path, big, chunked)
         expect(refused.status).toBe(413)
         expect(JSON.parse(refused.text)).toEqual({ error: `the body exceeds ${WEBHOOK_BODY_LIMIT} bytes` })
+        // A chunked body's rest is left unread: the socket is not offered for another request.
+        if (chunked) expect(refused.connection).toBe('close')
         const fits = JSON.stringify({ id: 1, blob: 'x'.repeat(WEBHOOK_BODY_LIMIT - 100) })
         const accepted = await postThrough(port, path, fits, chunked)
         expect(accepted.status).toBe(200)

@@ -133,7 +133,12 @@ export function createReceiver({
       )
       return c.json({ error: 'the body ended before it arrived whole' }, 400)
     }
-    if (body === null) return tooLarge(c)
+    // The rest of a chunked body stays unread (the Node adapter cannot cancel its stream), so the
+    // socket cannot serve another request: say so rather than let the client reuse it and be reset.
+    if (body === null) {
+      c.header('Connection', 'close')
+      return tooLarge(c)
+    }
 
     try {
       const reject = async (
