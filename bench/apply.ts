@@ -289,7 +289,12 @@ async function sweepPeople(db: Db, config: Config, connections: number) {
     { mode: 'full', resources: [people.name], requestedBy: 'bench' },
   )
   if (result.status !== 'started') throw new Error(`run refused: ${JSON.stringify(result)}`)
-  const deps = sweepDepsFrom(config, { db, logger, metrics: createUpstreamMetrics() })
+  const deps = sweepDepsFrom(config, {
+    db,
+    logger,
+    metrics: createUpstreamMetrics(),
+    enqueue: async () => {},
+  })
   const handler = createSweepHandler({
     ...deps,
     settings: { ...deps.settings, applyConnections: connections },

@@ -65,7 +65,7 @@ async function endSweep(
 ) {
   const key = { runId, resource, lease: randomUUID() }
   await claimSweep(database.db, key)
-  await finishSweep(database.db, key, end)
+  await finishSweep(database.db, async () => {}, key, end)
 }
 
 const authorized = { authorization: `Bearer ${TOKEN}` }
@@ -166,24 +166,45 @@ describe('POST /admin/resync', () => {
     })
   })
 
-  it("answers 409 with the running run's id when one of the resources is being swept", async () => {
-    const first = await json(await resync({ resources: ['crm.people'] }))
-    const runsBefore = await database.db.selectFrom('sync.runs').select('id').execute()
+  it('accepts a full resync while a routine sweep runs: 202, queued until the sweep lets go', async () => {
+    const routine = await json(await resync({ resources: ['crm.people'] }))
+    await database.db
+      .updateTable('sync.run_resources')
+      .set({ status: 'running', started_at: new Date() })
+      .where('run_id', '=', routine.run_id as number)
+      .execute()
     const response = await resync({ resources: ['crm.deals', 'crm.people'], mode: 'full' })
+    expect(response.status).toBe(202)
+    const accepted = await json(response)
+    expect(accepted).toMatchObject({ waiting: ['crm.people'] })
+    const run = await json(await app.request(`/admin/runs/${accepted.run_id}`, { headers: authorized }))
+    expect(run).toMatchObject({
+      status: 'queued',
+      resources: [
+        { resource: 'crm.deals', status: 'queued', waiting: false },
+        { resource: 'crm.people', status: 'queued', waiting: true },
+      ],
+    })
+  })
+
+  it("answers 409 with the run's id when a full run of the same resources is queued or running", async () => {
+    const first = await json(await resync({ resources: ['crm.deals', 'crm.people'], mode: 'full' }))
+    const runsBefore = await database.db.selectFrom('sync.runs').select('id').execute()
+    const response = await resync({ resources: ['crm.people', 'crm.deals'], mode: 'full' })
     expect(response.status).toBe(409)
+    expect(response.headers.get('location')).toBe(`/admin/runs/${first.run_id}`)
     const body = await json(response)
-    expect(body).toMatchObject({ run_id: first.run_id, resource: 'crm.people' })
-    expect(body.error).toContain('crm.people')
-    // nothing was started for the refused request, not even for its free resource
+    expect(body).toMatchObject({ run_id: first.run_id })
+    expect(body.error).toContain(`run ${first.run_id}`)
+    // nothing was started for the request
     expect(await database.db.selectFrom('sync.runs').select('id').execute()).toHaveLength(runsBefore.length)
-    expect((await resync({ resources: ['crm.deals'] })).status).toBe(202)
   })
 
   it('accepts a new run once the previous one has finished', async () => {
-    const first = await json(await resync({ resources: ['crm.tasks'] }))
-    expect((await resync({ resources: ['crm.tasks'] })).status).toBe(409)
+    const first = await json(await resync({ resources: ['crm.tasks'], mode: 'full' }))
+    expect((await resync({ resources: ['crm.tasks'], mode: 'full' })).status).toBe(409)
     await endSweeps(first.run_id as number)
-    expect((await resync({ resources: ['crm.tasks'] })).status).toBe(202)
+    expect((await resync({ resources: ['crm.tasks'], mode: 'full' })).status).toBe(202)
   })
 
   const invalid: [string, unknown, RegExp][] = [

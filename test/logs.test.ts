@@ -241,7 +241,12 @@ describe('the lines of each job kind', () => {
       async () => {},
     )
     if (run.status !== 'created') throw new Error('run refused')
-    const deps = sweepDepsFrom(config, { db: database.db, logger, metrics: createUpstreamMetrics() })
+    const deps = sweepDepsFrom(config, {
+      db: database.db,
+      logger,
+      metrics: createUpstreamMetrics(),
+      enqueue: async () => {},
+    })
     const job = { id: 'sweep-1', data: { runId: run.runId, resource: 'crm.companies' } }
     await createSweepHandler(deps)([{ ...job, signal: new AbortController().signal }])
     expect(records().map((record) => record.msg)).toEqual(

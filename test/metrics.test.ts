@@ -200,7 +200,7 @@ describe('events counted as they happen', () => {
     const end = async (resource: string) => {
       const key = { runId, resource, lease: randomUUID() }
       await claimSweep(database.db, key)
-      await finishSweep(database.db, key, { status: 'succeeded' })
+      await finishSweep(database.db, async () => {}, key, { status: 'succeeded' })
     }
     await end('crm.deals')
     expect(await runEndedBy(database.db, runId, 'crm.deals')).toBeUndefined()

@@ -94,13 +94,16 @@ describe('collectStatus', () => {
   it('shows the latest finished sweep as last_run, and the one under way as active_sweep', async () => {
     const failed = await runOf('crm.deals', 'full')
     await claimSweep(database.db, failed)
-    await finishSweep(database.db, failed, { status: 'failed', error: 'the CRM answered 503' })
+    await finishSweep(database.db, async () => {}, failed, {
+      status: 'failed',
+      error: 'the CRM answered 503',
+    })
     const older = await runOf('crm.tasks')
     await claimSweep(database.db, older)
-    await finishSweep(database.db, older, { status: 'succeeded' })
+    await finishSweep(database.db, async () => {}, older, { status: 'succeeded' })
     const newer = await runOf('crm.tasks')
     await claimSweep(database.db, newer)
-    await finishSweep(database.db, newer, { status: 'succeeded' })
+    await finishSweep(database.db, async () => {}, newer, { status: 'succeeded' })
     const running = await runOf('crm.tasks', 'full')
     await claimSweep(database.db, running)
     await saveSweepProgress(database.db, running, { records: 500, pages: 1, remoteCount: 1200 })

@@ -11,7 +11,8 @@ import type { RunProgress } from './run-progress.ts'
 import { otherProcessesLive, sweepHere } from './sweep-here.ts'
 
 const POLL_MS = 500
-// A running crm-sync polls for sweep jobs every second: a run still queued after this has no taker.
+// A running crm-sync polls for sweep jobs every second: a sweep whose job was sent (it waits for no other
+// sweep) and that is still queued after this has no taker.
 const GRACE_MS = 10_000
 
 export interface FollowDeps {
@@ -38,7 +39,8 @@ export async function followRun(deps: FollowDeps, runId: number, progress: RunPr
   const interrupt = () => stop.abort()
   process.once('SIGINT', interrupt)
   process.once('SIGTERM', interrupt)
-  const since = Date.now()
+  // When each sweep was first seen with its job sent and not taken.
+  const untakenSince = new Map<string, number>()
   let sweeping = false
   const sweepHereBecause = async (reason: string) => {
     sweeping = true
@@ -55,8 +57,13 @@ export async function followRun(deps: FollowDeps, runId: number, progress: RunPr
       if (stop.signal.aborted) return { run, interrupted: true }
       run = await current(deps.db, runId)
       progress.show(run)
-      if (!sweeping && run.status === 'queued' && Date.now() - since > GRACE_MS) {
-        await sweepHereBecause(`no worker took run ${runId} within ${GRACE_MS / 1000} s`)
+      const now = Date.now()
+      for (const sweep of run.resources) {
+        if (sweep.status !== 'queued' || sweep.waiting) untakenSince.delete(sweep.resource)
+        else if (!untakenSince.has(sweep.resource)) untakenSince.set(sweep.resource, now)
+      }
+      if (!sweeping && [...untakenSince.values()].some((since) => now - since > GRACE_MS)) {
+        await sweepHereBecause(`no worker took a sweep of run ${runId} within ${GRACE_MS / 1000} s`)
       }
     }
     return { run, interrupted: false }

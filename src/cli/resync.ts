@@ -34,8 +34,12 @@ Options:
   --json             print {"run_id": n}; with --wait, the finished run
   -h, --help         show this help
 
-Exit codes: 0 started (with --wait: succeeded), 1 failed or a resource is already being swept (the
-message names the run sweeping it), 2 invalid usage or configuration, 130 interrupted.`,
+A sweep whose resource another sweep holds waits for it (an incremental sweep makes way for a full
+one at its next page). When a run already queued or running covers every resource asked for (a full
+one, for --full), no run is started: that run is named, and --wait follows it.
+
+Exit codes: 0 started or already under way (with --wait: succeeded), 1 failed, 2 invalid usage or
+configuration, 130 interrupted.`,
   options: {
     full: { type: 'boolean' },
     resource: { type: 'string', multiple: true },
@@ -91,15 +95,20 @@ async function startAndFollow(session: Session): Promise<number> {
     console.error(`crm-sync resync: ${started.reason} (crm-sync resync --help lists the resources)`)
     return EXIT.usage
   }
-  if (started.status === 'conflict') {
-    if (json) console.log(JSON.stringify({ conflict: { run_id: started.runId, resource: started.resource } }))
+  // Every resource is covered by a run already queued or running: that run does what was asked.
+  const runId = started.runId
+  const existing = started.status === 'conflict'
+  if (existing) {
+    const what = mode === 'full' ? 'a full run' : 'a run'
+    console.error(`crm-sync resync: ${what} of these resources is already queued or running: run ${runId}`)
+  } else if (started.waiting.length > 0) {
     console.error(
-      `crm-sync resync: run ${started.runId} is already sweeping ${started.resource}; follow it with crm-sync status`,
+      `crm-sync resync: ${started.waiting.join(', ')} ${started.waiting.length === 1 ? 'is' : 'are'} being swept; run ${runId} waits for ${started.waiting.length === 1 ? 'it' : 'them'}`,
     )
-    return EXIT.failed
   }
   if (!values.wait) {
-    console.log(json ? JSON.stringify({ run_id: started.runId }) : `run ${started.runId} (${mode}) started`)
+    if (json) console.log(JSON.stringify({ run_id: runId, ...(existing ? { existing: true } : {}) }))
+    else console.log(existing ? `run ${runId} (already under way)` : `run ${runId} (${mode}) started`)
     if (!(await otherProcessesLive(boss))) {
       console.error(
         'note: no crm-sync is running on this database; the run starts with the next `crm-sync start` (or use --wait to sweep here)',
@@ -109,11 +118,11 @@ async function startAndFollow(session: Session): Promise<number> {
   }
 
   const progress = json ? notesOnly(process.stderr) : createRunProgress(process.stderr)
-  const followed = await followRun(session, started.runId, progress)
+  const followed = await followRun(session, runId, progress)
   if (followed.interrupted) {
     session.handBackMs = 1000 // whoever pressed Ctrl-C wants the prompt back
     console.error(
-      `crm-sync resync: stopped following run ${started.runId}; it goes on with the workers of crm-sync start (crm-sync status shows it)`,
+      `crm-sync resync: stopped following run ${runId}; it goes on with the workers of crm-sync start (crm-sync status shows it)`,
     )
     return EXIT.interrupted
   }

@@ -39,7 +39,8 @@ export function describeSweep(sweep: Sweep): string {
     sweep.started_at && sweep.finished_at
       ? `, ${duration(new Date(sweep.finished_at).getTime() - new Date(sweep.started_at).getTime())}`
       : ''
-  return `${sweep.status}, ${records}${took}${sweep.error ? `: ${sweep.error}` : ''}`
+  const status = sweep.waiting ? 'queued (waits for another sweep of its resource)' : sweep.status
+  return `${status}, ${records}${took}${sweep.error ? `: ${sweep.error}` : ''}`
 }
 
 function bars(stream: ProgressStream): RunProgress {

@@ -9,6 +9,7 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { createSweepHandler } from '../sync/handlers/sweep.ts'
 import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
+import { sweepEnqueuer } from '../sync/runs.ts'
 import { sweepDepsFrom } from '../sync/sweep-context.ts'
 
 /** Whether another process has the job queue open: pg-boss registers every instance it starts. */
@@ -24,6 +25,8 @@ export async function sweepHere(deps: { boss: JobQueue; config: Config; db: Db; 
   await boss.work(
     QUEUES.sweep.name,
     { localConcurrency: 2, pollingIntervalSeconds: 1 },
-    createSweepHandler(sweepDepsFrom(config, { db, logger, metrics: createUpstreamMetrics() })),
+    createSweepHandler(
+      sweepDepsFrom(config, { db, logger, metrics: createUpstreamMetrics(), enqueue: sweepEnqueuer(boss) }),
+    ),
   )
 }

@@ -69,6 +69,7 @@ export function runBody(run: RunView) {
     resources: run.resources.map((sweep) => ({
       resource: sweep.resource,
       status: sweep.status,
+      waiting: sweep.waiting,
       records: sweep.records,
       remote_count: sweep.remote_count,
       pages: sweep.pages,
@@ -132,17 +133,27 @@ export function createAdminApi({ token, db, runs, status, logger }: AdminDepende
         throw error
       }
       if (result.status === 'conflict') {
+        const what = mode === 'full' ? 'a full run' : 'a run that has not started yet'
         return c.json(
           {
-            error: `${result.resource} is already being swept by run ${result.runId}`,
+            error: `${what} of these resources is already queued or running: run ${result.runId} (follow it at /admin/runs/${result.runId})`,
             run_id: result.runId,
             resource: result.resource,
           },
           409,
+          { Location: `/admin/runs/${result.runId}` },
         )
       }
-      logger.info({ runId: result.runId, mode, resources: resources ?? 'all' }, 'resync requested')
-      return c.json({ run_id: result.runId }, 202, { Location: `/admin/runs/${result.runId}` })
+      const { runId, covered, waiting } = result
+      logger.info({ runId, mode, resources: resources ?? 'all', covered, waiting }, 'resync requested')
+      const accepted = {
+        run_id: runId,
+        ...(covered.length
+          ? { covered: covered.map((entry) => ({ resource: entry.resource, run_id: entry.runId })) }
+          : {}),
+        ...(waiting.length ? { waiting } : {}),
+      }
+      return c.json(accepted, 202, { Location: `/admin/runs/${runId}` })
     },
   )
 

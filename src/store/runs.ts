@@ -2,10 +2,12 @@
 // its sweeps, never set by hand: queued until one starts, running until all have finished, then
 // succeeded only when every sweep succeeded.
 //
-// Concurrency: at most one queued or running sweep per resource, whichever replica asks; the unique
-// partial index decides, so two requests racing for a resource cannot both win. Every change of a
-// sweep's status first locks its run's row, so that two sweeps of one run finishing at once see each
-// other when they derive the run's status.
+// Concurrency: at most one active sweep per resource (its job sent: queued for a worker, or running),
+// whichever replica asks. A sweep asked for while its resource is held waits (`job_sent_at` null) and
+// is started when the active one ends: full sweeps first, then in run order. Everything that starts,
+// ends or requeues a sweep first takes the resource's advisory lock (several in name order), then its
+// run's row, so two requests racing for a resource see each other, and two sweeps of one run ending at
+// once see each other when they derive the run's status. The unique partial index is the last word.
 import { type Kysely, sql } from 'kysely'
 import type { Db } from './database.ts'
 import type { Database, RunMode } from './schema.ts'
@@ -23,21 +25,24 @@ export interface RunRequest {
   resources: readonly string[]
   requestedBy: string
   /**
-   * When a resource already has an unfinished sweep: `refuse` the whole run (the default: an operator
-   * asked for these resources), or `skip` it and sweep the others (a schedule).
+   * When a resource already has an unfinished sweep. `queue` (the default): the new sweep waits for
+   * it, and the resource is left out only when an unfinished sweep already does what was asked (a full
+   * one for a full request; one that has not started yet for an incremental request). `skip` (the
+   * routine incremental schedule): every resource with an unfinished sweep is left out.
    */
-  whenBusy?: 'refuse' | 'skip'
+  whenBusy?: 'queue' | 'skip'
 }
 
-/** A resource left out of a run because run `runId` is sweeping it. */
-export interface BusyResource {
+/** A resource left out of a run because run `runId` already sweeps it, or will. */
+export interface CoveredResource {
   resource: string
   runId: number
 }
 
 export type CreateRunResult =
-  | { status: 'created'; runId: number; busy: BusyResource[] }
-  /** A sweep of `resource` is already queued or running, in run `runId`. */
+  /** `covered`: resources left out; `waiting`: resources whose sweep waits for another one to end. */
+  | { status: 'created'; runId: number; covered: CoveredResource[]; waiting: string[] }
+  /** Every resource asked for is covered: `resource` by run `runId`, which the caller can follow. */
   | { status: 'conflict'; runId: number; resource: string }
 
 /** The sweep of one resource in one run, as held by one attempt of its job. */
@@ -63,15 +68,6 @@ export class SweepLeaseLost extends Error {
   override name = 'SweepLeaseLost'
 }
 
-class RunConflict extends Error {
-  /** Undefined when the sweep in the way finished before it could be named: try again. */
-  readonly holder: BusyResource | undefined
-  constructor(holder: BusyResource | undefined) {
-    super('a resource already has an unfinished sweep')
-    this.holder = holder
-  }
-}
-
 const UNFINISHED = ['queued', 'running'] as const
 // A sweep writes progress after every page and every reconciled batch; one that has been silent for
 // this long lost its job (dead-lettered, expired) and would otherwise block its resource forever.
@@ -81,10 +77,36 @@ function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) =>
   return db.isTransaction ? work(db) : db.transaction().execute(work)
 }
 
+// Arbitrary constant of this project: the first key of the advisory locks that serialise the sweeps of
+// a resource (the second is the hash of its name).
+const SWEEP_LOCK = 0x5eed
+
+/** Takes the resources' advisory locks, in name order, until the end of the transaction. */
+async function lockResources(trx: Kysely<Database>, resources: readonly string[]) {
+  for (const resource of [...new Set(resources)].sort()) {
+    await sql`select pg_advisory_xact_lock(${SWEEP_LOCK}, hashtext(${resource}))`.execute(trx)
+  }
+}
+
+interface UnfinishedSweep {
+  run_id: number
+  resource: string
+  mode: RunMode
+  status: 'queued' | 'running'
+}
+
+/** Whether `sweep` already does what a request of `request.mode` asks for its resource. */
+function covers(sweep: UnfinishedSweep, request: RunRequest): boolean {
+  if (request.whenBusy === 'skip') return true
+  if (request.mode === 'full') return sweep.mode === 'full'
+  return sweep.status === 'queued'
+}
+
 /**
- * Creates a run with one queued sweep per resource and enqueues their jobs, all in one transaction.
- * Refuses (without throwing) when a resource already has a queued or running sweep, or with
- * `whenBusy: 'skip'` leaves such resources out (and refuses only when every one is busy).
+ * Creates a run with one sweep per resource and sends the jobs of those whose resource is free, all in
+ * one transaction; the others wait for the sweep holding their resource. Resources that an unfinished
+ * sweep already covers are left out (see `RunRequest.whenBusy`); when that leaves none, the run is not
+ * created and the result names the run covering the first of them.
  */
 export async function createRun(
   db: Db,
@@ -94,67 +116,131 @@ export async function createRun(
 ): Promise<CreateRunResult> {
   const resources = [...new Set(request.resources)].sort()
   if (resources.length === 0) throw new Error('a run needs at least one resource')
-  // A conflicting sweep may finish between the refusal and the look-up of its run: then try again.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.transaction().execute(async (trx) => {
-        await abandonStaleSweeps(trx, resources, options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS)
-        const { id: runId } = await trx
-          .insertInto('sync.runs')
-          .values({ mode: request.mode, status: 'queued', requested_by: request.requestedBy })
-          .returning('id')
-          .executeTakeFirstOrThrow()
-        // A concurrent insert of the same resource makes this one wait for its commit, then skip.
-        const inserted = await sql<{ resource: string }>`
-          insert into sync.run_resources (run_id, resource, status)
-          select ${runId}, unnest(${resources}::text[]), 'queued'
-          on conflict (resource) where status in ('queued', 'running') do nothing
-          returning resource
-        `.execute(trx)
-        const free = inserted.rows.map((row) => row.resource).sort()
-        const busy = await busyResources(
-          trx,
-          resources.filter((resource) => !free.includes(resource)),
-        )
-        if (free.length + busy.length < resources.length) throw new RunConflict(undefined)
-        if (busy.length > 0 && (request.whenBusy !== 'skip' || free.length === 0)) {
-          throw new RunConflict(busy[0]) // rolls the run back
-        }
-        for (const resource of free) await enqueue(trx, { runId, resource })
-        return { status: 'created' as const, runId, busy }
-      })
-    } catch (error) {
-      if (!(error instanceof RunConflict)) throw error
-      if (error.holder) return { status: 'conflict', ...error.holder }
-      if (attempt >= 5) throw new Error('could not create a run: its resources keep changing hands')
+  return db.transaction().execute(async (trx) => {
+    await lockResources(trx, resources)
+    await abandonStaleSweeps(
+      trx,
+      resources,
+      options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS,
+      enqueue,
+    )
+    const unfinished = await unfinishedSweeps(trx, resources)
+    const covered: CoveredResource[] = []
+    for (const resource of resources) {
+      const coverer = unfinished.find((sweep) => sweep.resource === resource && covers(sweep, request))
+      if (coverer) covered.push({ resource, runId: coverer.run_id })
     }
-  }
+    const free = resources.filter((resource) => !covered.some((entry) => entry.resource === resource))
+    const [first] = covered
+    if (free.length === 0 && first) return { status: 'conflict' as const, ...first }
+    const { id: runId } = await trx
+      .insertInto('sync.runs')
+      .values({ mode: request.mode, status: 'queued', requested_by: request.requestedBy })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await trx
+      .insertInto('sync.run_resources')
+      .values(free.map((resource) => ({ run_id: runId, resource, status: 'queued' as const })))
+      .execute()
+    const waiting: string[] = []
+    for (const resource of free) {
+      const started = await startWaitingSweep(trx, resource, enqueue)
+      if (started?.runId !== runId) waiting.push(resource)
+    }
+    return { status: 'created' as const, runId, covered, waiting }
+  })
 }
 
-/** The runs sweeping these resources, by resource. */
-async function busyResources(trx: Kysely<Database>, resources: string[]): Promise<BusyResource[]> {
-  if (resources.length === 0) return []
+/** The queued and running sweeps of these resources, with their runs' modes. */
+async function unfinishedSweeps(trx: Kysely<Database>, resources: string[]): Promise<UnfinishedSweep[]> {
   const rows = await trx
-    .selectFrom('sync.run_resources')
-    .select(['run_id', 'resource'])
-    .where('resource', 'in', resources)
-    .where('status', 'in', UNFINISHED)
-    .orderBy('resource')
+    .selectFrom('sync.run_resources as s')
+    .innerJoin('sync.runs as r', 'r.id', 's.run_id')
+    .select(['s.run_id', 's.resource', 'r.mode', 's.status'])
+    .where('s.resource', 'in', resources)
+    .where('s.status', 'in', UNFINISHED)
+    .orderBy('s.run_id')
     .execute()
-  return rows.map((row) => ({ resource: row.resource, runId: row.run_id }))
+  return rows as UnfinishedSweep[]
 }
 
-/** Fails the unfinished sweeps of these resources that have shown no progress for `seconds`. */
-async function abandonStaleSweeps(trx: Kysely<Database>, resources: string[], seconds: number) {
+/**
+ * Sends the job of the next sweep waiting for `resource` when no sweep holds it: full sweeps first,
+ * then the oldest run. Takes the resource's lock. Returns the sweep started, if any.
+ */
+async function startWaitingSweep(
+  trx: Kysely<Database>,
+  resource: string,
+  enqueue: EnqueueSweep,
+): Promise<SweepJob | undefined> {
+  await lockResources(trx, [resource])
+  const active = await trx
+    .selectFrom('sync.run_resources')
+    .select('run_id')
+    .where('resource', '=', resource)
+    .where('status', 'in', UNFINISHED)
+    .where('job_sent_at', 'is not', null)
+    .executeTakeFirst()
+  if (active) return undefined
+  const next = await trx
+    .selectFrom('sync.run_resources as s')
+    .innerJoin('sync.runs as r', 'r.id', 's.run_id')
+    .select('s.run_id')
+    .where('s.resource', '=', resource)
+    .where('s.status', '=', 'queued')
+    .where('s.job_sent_at', 'is', null)
+    .orderBy(sql`r.mode = 'full'`, 'desc')
+    .orderBy('s.run_id')
+    .limit(1)
+    .executeTakeFirst()
+  if (!next) return undefined
+  await trx
+    .updateTable('sync.run_resources')
+    .set({ job_sent_at: sql<Date>`now()`, progress_at: sql<Date>`now()` })
+    .where('run_id', '=', next.run_id)
+    .where('resource', '=', resource)
+    .execute()
+  const job = { runId: next.run_id, resource }
+  await enqueue(trx, job)
+  return job
+}
+
+/**
+ * Starts the waiting sweeps of these resources that nothing holds any more: a safety net for a hand-over
+ * that did not happen (a process that died between the end of a sweep and its commit). Returns them.
+ */
+export async function startWaitingSweeps(
+  db: Db,
+  resources: readonly string[],
+  enqueue: EnqueueSweep,
+): Promise<SweepJob[]> {
+  return db.transaction().execute(async (trx) => {
+    const started: SweepJob[] = []
+    for (const resource of [...new Set(resources)].sort()) {
+      const job = await startWaitingSweep(trx, resource, enqueue)
+      if (job) started.push(job)
+    }
+    return started
+  })
+}
+
+/** Fails the active sweeps of these resources that have shown no progress for `seconds`. */
+async function abandonStaleSweeps(
+  trx: Kysely<Database>,
+  resources: string[],
+  seconds: number,
+  enqueue: EnqueueSweep,
+) {
   const stale = await trx
     .selectFrom('sync.run_resources')
     .select(['run_id', 'resource'])
     .where('resource', 'in', resources)
     .where('status', 'in', UNFINISHED)
+    .where('job_sent_at', 'is not', null)
     .where('progress_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
     .execute()
   for (const { run_id, resource } of stale) {
-    await endSweep(trx, run_id, resource, null, {
+    await endSweep(trx, enqueue, run_id, resource, null, {
       status: 'failed',
       error: `abandoned: no progress for ${seconds} s (its job was lost or its worker died)`,
     })
@@ -224,6 +310,7 @@ export async function claimSweep(db: Db, key: SweepKey): Promise<ClaimedSweep | 
       .where('run_id', '=', key.runId)
       .where('resource', '=', key.resource)
       .where('status', 'in', UNFINISHED)
+      .where('job_sent_at', 'is not', null) // a waiting sweep has no job: a stale one is not its own
       .returning(['started_at', 'checkpoint', 'records'])
       .executeTakeFirst()
     if (!sweep?.started_at) return null
@@ -237,9 +324,21 @@ export async function claimSweep(db: Db, key: SweepKey): Promise<ClaimedSweep | 
   })
 }
 
-/** Adds progress to the sweep; throws SweepLeaseLost when this attempt no longer owns it. */
-export async function saveSweepProgress(db: Kysely<Database>, key: SweepKey, progress: SweepProgress) {
-  const result = await db
+export interface SavedProgress {
+  /** A full sweep of the resource is waiting for this one to end. */
+  fullWaiting: boolean
+}
+
+/**
+ * Adds progress to the sweep and tells whether a full sweep of its resource is waiting for it; throws
+ * SweepLeaseLost when this attempt no longer owns it.
+ */
+export async function saveSweepProgress(
+  db: Kysely<Database>,
+  key: SweepKey,
+  progress: SweepProgress,
+): Promise<SavedProgress> {
+  const row = await db
     .updateTable('sync.run_resources')
     .set((eb) => ({
       records: eb('records', '+', progress.records ?? 0),
@@ -255,20 +354,63 @@ export async function saveSweepProgress(db: Kysely<Database>, key: SweepKey, pro
     .where('resource', '=', key.resource)
     .where('lease', '=', key.lease)
     .where('status', '=', 'running')
+    .returning(
+      sql<boolean>`exists (
+        select from sync.run_resources w join sync.runs r on r.id = w.run_id
+        where w.resource = ${key.resource} and w.status = 'queued' and w.job_sent_at is null
+          and r.mode = 'full'
+      )`.as('full_waiting'),
+    )
     .executeTakeFirst()
-  if (result.numUpdatedRows === 0n) throw new SweepLeaseLost(`${key.resource} in run ${key.runId}`)
+  if (!row) throw new SweepLeaseLost(`${key.resource} in run ${key.runId}`)
+  return { fullWaiting: row.full_waiting }
+}
+
+/**
+ * Puts the sweep held by `key` back to wait for its resource, from the start (its walk's counters too),
+ * and starts the sweep waiting for it: an incremental sweep makes way for a full one. Throws
+ * SweepLeaseLost when this attempt no longer owns it.
+ */
+export async function yieldSweep(db: Db, enqueue: EnqueueSweep, key: SweepKey, progress: SweepProgress = {}) {
+  await db.transaction().execute(async (trx) => {
+    await lockResources(trx, [key.resource])
+    await lockRun(trx, key.runId)
+    const result = await trx
+      .updateTable('sync.run_resources')
+      .set((eb) => ({
+        status: 'queued',
+        job_sent_at: null,
+        lease: null,
+        checkpoint: null,
+        started_at: null,
+        records: 0,
+        pages: 0,
+        progress_at: sql<Date>`now()`,
+        api_requests: eb('api_requests', '+', progress.apiRequests ?? 0),
+      }))
+      .where('run_id', '=', key.runId)
+      .where('resource', '=', key.resource)
+      .where('lease', '=', key.lease)
+      .where('status', '=', 'running')
+      .executeTakeFirst()
+    if (result.numUpdatedRows === 0n) throw new SweepLeaseLost(`${key.resource} in run ${key.runId}`)
+    await deriveRunStatus(trx, key.runId)
+    await startWaitingSweep(trx, key.resource, enqueue)
+  })
 }
 
 export type SweepEnd = { status: 'succeeded'; error?: undefined } | { status: 'failed'; error: string }
 
 async function endSweep(
   trx: Kysely<Database>,
+  enqueue: EnqueueSweep,
   runId: number,
   resource: string,
   lease: string | null,
   end: SweepEnd,
   progress: SweepProgress = {},
 ): Promise<boolean> {
+  await lockResources(trx, [resource])
   await lockRun(trx, runId)
   let query = trx
     .updateTable('sync.run_resources')
@@ -287,38 +429,42 @@ async function endSweep(
   const result = await query.executeTakeFirst()
   if (result.numUpdatedRows === 0n) return false
   await deriveRunStatus(trx, runId)
+  await startWaitingSweep(trx, resource, enqueue)
   return true
 }
 
 /**
- * Ends the sweep held by `key` and derives its run's status; inside the caller's transaction when
- * given one (e.g. with the resource state). Throws SweepLeaseLost when this attempt no longer owns it.
+ * Ends the sweep held by `key`, derives its run's status and starts the sweep waiting for its resource;
+ * inside the caller's transaction when given one (e.g. with the resource state). Throws SweepLeaseLost
+ * when this attempt no longer owns it.
  */
 export async function finishSweep(
   db: Kysely<Database>,
+  enqueue: EnqueueSweep,
   key: SweepKey,
   end: SweepEnd,
   progress: SweepProgress = {},
 ): Promise<void> {
   const ended = await inTransaction(db, (trx) =>
-    endSweep(trx, key.runId, key.resource, key.lease, end, progress),
+    endSweep(trx, enqueue, key.runId, key.resource, key.lease, end, progress),
   )
   if (!ended) throw new SweepLeaseLost(`${key.resource} in run ${key.runId}`)
 }
 
 /**
- * Fails an unfinished sweep whoever holds it: for a job that cannot run (dead-lettered, unknown
- * resource, service switched off). False when it had already finished.
+ * Fails an unfinished sweep whoever holds it, or however long it waited: for a job that cannot run
+ * (dead-lettered, unknown resource, service switched off). False when it had already finished.
  */
 export async function abandonSweep(
   db: Db,
+  enqueue: EnqueueSweep,
   runId: number,
   resource: string,
   reason: string,
 ): Promise<boolean> {
   return db
     .transaction()
-    .execute((trx) => endSweep(trx, runId, resource, null, { status: 'failed', error: reason }))
+    .execute((trx) => endSweep(trx, enqueue, runId, resource, null, { status: 'failed', error: reason }))
 }
 
 export type RunView = NonNullable<Awaited<ReturnType<typeof readRuns>>[number]>
@@ -344,6 +490,7 @@ export async function readRuns(db: Db, options: { ids?: number[]; limit?: number
       'started_at',
       'finished_at',
       'error',
+      sql<boolean>`status = 'queued' and job_sent_at is null`.as('waiting'),
     ])
     .where(
       'run_id',

@@ -90,6 +90,8 @@ export interface RunResourcesTable {
   lease: string | null
   /** The sweep's last sign of life: its creation, start, and every page or reconciled batch. */
   progress_at: Generated<Date>
+  /** When the sweep's job was sent; null while the sweep waits for another sweep of its resource to end. */
+  job_sent_at: Timestamp | null
   /** Rows checked with `show` because the sweep did not see them. */
   reconciled: Generated<number>
   tombstoned: Generated<number>

@@ -15,6 +15,7 @@ export async function reconcileUnseen(
 ): Promise<void> {
   let afterId = from.afterId
   for (;;) {
+    ctx.checkStop()
     const ids = await listUnseenLiveIds(
       ctx.db,
       ctx.resource,

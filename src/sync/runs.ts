@@ -1,9 +1,11 @@
-// Starting a run: one sweep per resource, each a job of QUEUES.sweep enqueued in the transaction that
-// creates the run, so a run never exists without its jobs, nor a job without its run.
+// Starting a run: one sweep per resource. The job (QUEUES.sweep) of a sweep whose resource is free is
+// sent in the transaction that creates the run; a sweep whose resource another sweep holds waits, and
+// its job is sent in the transaction that ends the other one (store/runs.ts). So a run never exists
+// without a way to its jobs, nor a job without its run.
 import type { Kysely } from 'kysely'
 import { type AnyResource, findResource, resources } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
-import { type BusyResource, type CreateRunResult, createRun, type EnqueueSweep } from '../store/runs.ts'
+import { type CoveredResource, type CreateRunResult, createRun, type EnqueueSweep } from '../store/runs.ts'
 import type { RunMode } from '../store/schema.ts'
 import { type JobQueue, jobConnection, QUEUES } from './job-queue.ts'
 
@@ -22,13 +24,20 @@ export interface StartRunRequest {
   resources?: readonly string[]
   /** Who asked: `schedule`, `startup`, `admin`, `cli`... */
   requestedBy: string
-  /** `skip` sweeps the free resources and leaves out busy ones (schedules); default `refuse`. */
-  whenBusy?: 'refuse' | 'skip'
+  /**
+   * `queue` (default): a sweep whose resource is busy waits for it; `skip` leaves busy resources out
+   * (the routine incremental schedule). See `RunRequest.whenBusy` in store/runs.ts.
+   */
+  whenBusy?: 'queue' | 'skip'
 }
 
 export type StartRunResult =
-  /** `busy`: resources left out (with `whenBusy: 'skip'`) and the runs sweeping them. */
-  | { status: 'started'; runId: number; busy: BusyResource[] }
+  /**
+   * `covered`: resources left out, with the runs that already sweep them; `waiting`: resources whose
+   * sweep waits for another sweep to end (the run is `queued` until they start).
+   */
+  | { status: 'started'; runId: number; covered: CoveredResource[]; waiting: string[] }
+  /** Every resource is covered already, the first by run `runId`: follow that one. */
   | Extract<CreateRunResult, { status: 'conflict' }>
 
 /** A resource name that is unknown, or belongs to a service that is not configured. */
@@ -54,8 +63,7 @@ function chosenResources(deps: RunDeps, names: readonly string[] | undefined): s
 }
 
 /**
- * Starts a run of the resources, or refuses with the run already sweeping one of them (with
- * `whenBusy: 'skip'`, only when every one of them is being swept).
+ * Starts a run of the resources, or answers with the run that already covers every one of them.
  * Throws RunRequestError for a resource that is unknown or off.
  */
 export async function startRun(deps: RunDeps, request: StartRunRequest): Promise<StartRunResult> {
@@ -70,7 +78,8 @@ export async function startRun(deps: RunDeps, request: StartRunRequest): Promise
     deps.enqueue,
     { staleAfterSeconds: deps.staleAfterSeconds },
   )
-  return result.status === 'created' ? { status: 'started', runId: result.runId, busy: result.busy } : result
+  if (result.status === 'conflict') return result
+  return { status: 'started', runId: result.runId, covered: result.covered, waiting: result.waiting }
 }
 
 /** Sweep jobs through pg-boss, written with the caller's transaction. */

@@ -1,10 +1,14 @@
 // When runs start by themselves: an incremental run of every enabled resource once per
 // INCREMENTAL_SYNC_INTERVAL (the first at start), and a full run on FULL_SYNC_CRON. Every replica
 // ticks; pg-boss lets one tick through per interval (a singleton slot) and runs the cron schedule
-// once for the whole cluster, and a resource that is still being swept is skipped, not doubled.
+// once for the whole cluster. The incremental run leaves out a resource that is still being swept
+// (routine work is never doubled); the full run is never skipped: its sweep of a busy resource waits
+// for the sweep holding it (and an incremental one makes way at its next page).
 import type { Logger } from '../log.ts'
+import { startWaitingSweeps } from '../store/runs.ts'
+import type { RunMode } from '../store/schema.ts'
 import { type JobQueue, QUEUES } from './job-queue.ts'
-import { type RunDeps, startRun } from './runs.ts'
+import { enabledResources, type RunDeps, type StartRunResult, startRun } from './runs.ts'
 
 export interface ScheduleDeps {
   boss: JobQueue
@@ -16,6 +20,20 @@ export interface ScheduleDeps {
 
 const polling = { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 }
 
+const enabledNames = (runs: RunDeps) => enabledResources(runs.reservationEnabled).map((r) => r.name)
+
+/**
+ * The run a schedule starts: an incremental one leaves out the resources that are being swept (or have
+ * a sweep waiting); a full one waits for them, and leaves out only those a full sweep already covers.
+ */
+export function scheduledRun(runs: RunDeps, mode: RunMode): Promise<StartRunResult> {
+  return startRun(runs, {
+    mode,
+    requestedBy: 'schedule',
+    whenBusy: mode === 'incremental' ? 'skip' : 'queue',
+  })
+}
+
 export async function startSchedules({
   boss,
   runs,
@@ -23,15 +41,22 @@ export async function startSchedules({
   fullSyncCron,
   logger,
 }: ScheduleDeps) {
-  const startScheduledRun = (mode: 'incremental' | 'full') => async () => {
-    const result = await startRun(runs, { mode, requestedBy: 'schedule', whenBusy: 'skip' })
+  const startScheduledRun = (mode: RunMode) => async () => {
+    const result = await scheduledRun(runs, mode)
     if (result.status === 'started') {
-      logger.info(
-        { runId: result.runId, mode, skipped: result.busy.map((busy) => busy.resource) },
-        'run started',
-      )
+      const covered = result.covered.map((entry) => entry.resource)
+      logger.info({ runId: result.runId, mode, covered, waiting: result.waiting }, 'run started')
     } else {
-      logger.info({ mode, runningRunId: result.runId }, 'every resource is still being swept; run skipped')
+      logger.info(
+        { mode, coveringRunId: result.runId },
+        'every resource is being swept already; no run started',
+      )
+    }
+    if (mode === 'incremental') {
+      // The hand-over of a waiting sweep happens when the sweep before it ends; should that process have
+      // died in between, the next tick starts it.
+      const started = await startWaitingSweeps(runs.db, enabledNames(runs), runs.enqueue)
+      if (started.length) logger.warn({ started }, 'started sweeps whose hand-over was missed')
     }
   }
   await boss.work(QUEUES.incrementalTick.name, polling, startScheduledRun('incremental'))

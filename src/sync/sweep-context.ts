@@ -16,7 +16,13 @@ import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { AnyResource } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
-import { type ClaimedSweep, type SweepKey, type SweepProgress, saveSweepProgress } from '../store/runs.ts'
+import {
+  type ClaimedSweep,
+  type EnqueueSweep,
+  type SweepKey,
+  type SweepProgress,
+  saveSweepProgress,
+} from '../store/runs.ts'
 import type { Database } from '../store/schema.ts'
 import type { SyncObserver } from './observer.ts'
 
@@ -43,6 +49,8 @@ export interface SweepDeps {
    */
   openClients(spent: UpstreamMetrics): UpstreamClients
   settings: SweepSettings
+  /** Sends the job of the sweep that waits for this one's resource, in the transaction that ends it. */
+  enqueue: EnqueueSweep
   /** Told about records written and runs ended (for /metrics). */
   observer?: SyncObserver
 }
@@ -50,11 +58,12 @@ export interface SweepDeps {
 /** The deps of the sweep handler from the configuration; `metrics` is the process's (for /metrics). */
 export function sweepDepsFrom(
   config: Config,
-  deps: { db: Db; logger: Logger; metrics: UpstreamMetrics; observer?: SyncObserver },
+  deps: { db: Db; logger: Logger; metrics: UpstreamMetrics; enqueue: EnqueueSweep; observer?: SyncObserver },
 ): SweepDeps {
   return {
     db: deps.db,
     logger: deps.logger,
+    enqueue: deps.enqueue,
     observer: deps.observer,
     openClients: (spent) =>
       createUpstreamClients(config, {
@@ -114,6 +123,11 @@ export class SweepInterrupted extends Error {
   override name = 'SweepInterrupted'
 }
 
+/** An incremental sweep makes way for a full sweep of its resource that waits for it. */
+export class SweepYielded extends Error {
+  override name = 'SweepYielded'
+}
+
 export interface SweepContext {
   db: Db
   logger: Logger
@@ -127,6 +141,8 @@ export interface SweepContext {
   settings: SweepSettings
   /** Records the upstream sent that the sync cannot use; the sweep ends failed when there are any. */
   rejected: RejectedRecordError[]
+  /** See SweepDeps.enqueue. */
+  enqueue: EnqueueSweep
   /** Adds progress, with the requests spent since the last save. */
   save(db: Kysely<Database>, progress: SweepProgress): Promise<void>
   /** Requests spent and not yet saved. */
@@ -135,7 +151,12 @@ export interface SweepContext {
   recordsFetched(): number
   /** Throws SweepInterrupted once the job's signal is aborted. */
   checkAbort(): void
-  /** Whether the job's signal is aborted (the walk sends no further request then). */
+  /**
+   * checkAbort, and throws SweepYielded once an incremental sweep learnt (at its last save) that a full
+   * sweep of its resource waits for it: called between pages and between reconciled batches.
+   */
+  checkStop(): void
+  /** Whether the sweep is to stop (aborted, or yielding): the walk sends no further request then. */
   aborted(): boolean
   /** Reports records written (after their transaction committed). */
   applied(source: 'fetch' | 'tombstone', count: number): void
@@ -152,7 +173,13 @@ export function openSweep(
   if (!reader) throw new Error('the reservation service is not configured (RESERVATION_* are not set)')
   let saved = 0
   let records = options.claimed.records
+  // Only an incremental sweep makes way: a full one is what the waiting sweep would do.
+  let yielding = false
+  const incremental = options.claimed.mode === 'incremental'
   const unsavedRequests = () => total(spent.requests) - saved
+  const checkAbort = () => {
+    if (signal.aborted) throw new SweepInterrupted(`${resource.name}: the job was aborted`)
+  }
   return {
     db: deps.db,
     logger: deps.logger.child({ resource: resource.name, runId: options.key.runId }),
@@ -162,19 +189,23 @@ export function openSweep(
     key: options.key,
     startedAt: options.claimed.startedAt,
     settings: deps.settings,
+    enqueue: deps.enqueue,
     rejected: [],
     async save(db, progress) {
       const apiRequests = unsavedRequests()
-      await saveSweepProgress(db, options.key, { ...progress, apiRequests })
+      const { fullWaiting } = await saveSweepProgress(db, options.key, { ...progress, apiRequests })
       saved += apiRequests
       records += progress.records ?? 0
+      if (fullWaiting && incremental) yielding = true
     },
     unsavedRequests,
     recordsFetched: () => records,
-    checkAbort() {
-      if (signal.aborted) throw new SweepInterrupted(`${resource.name}: the job was aborted`)
+    checkAbort,
+    checkStop() {
+      checkAbort()
+      if (yielding) throw new SweepYielded(`${resource.name}: a full sweep waits for it`)
     },
-    aborted: () => signal.aborted,
+    aborted: () => signal.aborted || yielding,
     applied(source, count) {
       if (count > 0) deps.observer?.recordsApplied?.(resource.name, source, count)
     },

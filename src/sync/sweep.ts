@@ -11,7 +11,15 @@
 import { randomUUID } from 'node:crypto'
 import { UpstreamError } from '../api-client/index.ts'
 import { type AnyResource, hasUpdatedAt } from '../resources/index.ts'
-import { type ClaimedSweep, claimSweep, finishSweep, type SweepEnd, SweepLeaseLost } from '../store/runs.ts'
+import {
+  type ClaimedSweep,
+  claimSweep,
+  finishSweep,
+  type SweepEnd,
+  type SweepKey,
+  SweepLeaseLost,
+  yieldSweep,
+} from '../store/runs.ts'
 import { countLiveRows, readResourceState, writeResourceState } from '../store/sync-state.ts'
 import { reconcileUnseen } from './reconcile.ts'
 import {
@@ -21,6 +29,7 @@ import {
   type SweepContext,
   type SweepDeps,
   SweepInterrupted,
+  SweepYielded,
 } from './sweep-context.ts'
 import { walkPages } from './walk.ts'
 
@@ -38,6 +47,8 @@ export type SweepResult =
   | { status: 'skipped' }
   /** A retry of the job took the sweep over. */
   | { status: 'superseded' }
+  /** An incremental sweep made way for a full sweep of its resource; it waits to run again after it. */
+  | { status: 'yielded' }
 
 interface Walked {
   /** Whether the index was read to its last page, so that unseen rows could be reconciled. */
@@ -62,11 +73,13 @@ export async function sweepResource(deps: SweepDeps, task: SweepTask): Promise<S
     return end.status === 'succeeded' ? { status: 'succeeded' } : { status: 'failed', error: end.error }
   } catch (error) {
     if (error instanceof SweepLeaseLost) return { status: 'superseded' }
+    if (error instanceof SweepYielded) return makeWay(deps, key, ctx)
     if (error instanceof SweepInterrupted || isTransientDatabaseError(error)) throw error
     const message = error instanceof Error ? error.message : String(error)
     try {
       await finishSweep(
         deps.db,
+        deps.enqueue,
         key,
         { status: 'failed', error: message },
         { apiRequests: ctx?.unsavedRequests() },
@@ -78,6 +91,17 @@ export async function sweepResource(deps: SweepDeps, task: SweepTask): Promise<S
     deps.logger.warn({ err: error, resource: key.resource, runId: key.runId }, 'sweep failed')
     return { status: 'failed', error: message }
   }
+}
+
+async function makeWay(deps: SweepDeps, key: SweepKey, ctx: SweepContext | undefined): Promise<SweepResult> {
+  try {
+    await yieldSweep(deps.db, deps.enqueue, key, { apiRequests: ctx?.unsavedRequests() })
+  } catch (error) {
+    if (error instanceof SweepLeaseLost) return { status: 'superseded' }
+    throw error
+  }
+  ctx?.logger.info('incremental sweep made way for a full sweep of its resource; it runs again after it')
+  return { status: 'yielded' }
 }
 
 async function sweepPhases(ctx: SweepContext, claimed: ClaimedSweep): Promise<Walked> {
@@ -151,7 +175,7 @@ async function finish(ctx: SweepContext, claimed: ClaimedSweep, walked: Walked, 
         }
       : {}
   await ctx.db.transaction().execute(async (trx) => {
-    await finishSweep(trx, ctx.key, end, { apiRequests: ctx.unsavedRequests() })
+    await finishSweep(trx, ctx.enqueue, ctx.key, end, { apiRequests: ctx.unsavedRequests() })
     if (Object.keys({ ...counted, ...synced }).length) {
       await writeResourceState(trx, ctx.resource.name, { ...counted, ...synced })
     }

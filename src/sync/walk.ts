@@ -74,7 +74,7 @@ export async function walkPages(
       }
       if (!fetching) {
         await applier.settled()
-        ctx.checkAbort()
+        ctx.checkStop()
       }
     }
     await applier.settled()

@@ -112,23 +112,28 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   )
   // Sweeps are bound by the request budget, not by this process: two at a time keep pages flowing.
   const sweepLogger = logger.child({ queue: QUEUES.sweep.name })
+  const enqueue = sweepEnqueuer(boss)
   await boss.work(
     QUEUES.sweep.name,
     { localConcurrency: 2, pollingIntervalSeconds: 1 },
     instrumented(
       QUEUES.sweep.name,
-      createSweepHandler(sweepDepsFrom(config, { db, logger: sweepLogger, metrics, observer })),
+      createSweepHandler(sweepDepsFrom(config, { db, logger: sweepLogger, metrics, enqueue, observer })),
       observer,
     ),
   )
   await boss.work(
     QUEUES.deadLetter.name,
     { pollingIntervalSeconds: 5 },
-    instrumented(QUEUES.deadLetter.name, createDeadLetterHandler({ db, logger, observer }), observer),
+    instrumented(
+      QUEUES.deadLetter.name,
+      createDeadLetterHandler({ db, enqueue, logger, observer }),
+      observer,
+    ),
   )
   const schedules = await startSchedules({
     boss,
-    runs: { db, enqueue: sweepEnqueuer(boss), reservationEnabled: config.reservation !== null },
+    runs: { db, enqueue, reservationEnabled: config.reservation !== null },
     incrementalIntervalSeconds: config.incrementalSyncIntervalSeconds,
     fullSyncCron: config.fullSyncCron,
     logger,

@@ -22,6 +22,7 @@ function sweep(resource: string, fields: Partial<Sweep> = {}): Sweep {
     started_at: null,
     finished_at: null,
     error: null,
+    waiting: false,
     ...fields,
   }
 }

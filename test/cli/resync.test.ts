@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { people } from '../../src/resources/index.ts'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
-import { readRun, readRuns } from '../../src/store/runs.ts'
+import { claimSweep, readRun, readRuns } from '../../src/store/runs.ts'
 import { countLiveRows } from '../../src/store/sync-state.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { type Engine, startEngine } from '../support/engine.ts'
@@ -61,17 +61,28 @@ describe('crm-sync resync without --wait', () => {
     expect(stderr).toContain('no crm-sync is running on this database')
   })
 
-  it('refuses while another run sweeps one of the resources, naming that run', async () => {
+  it('queues behind a sweep that holds its resource, and names the run that already covers a request', async () => {
     const first = await cli(['resync', '--full', '--resource', 'crm.people', '--json'], env, cwd)
     const { run_id } = JSON.parse(first.stdout) as { run_id: number }
+    await claimSweep(database.db, { runId: run_id, resource: 'crm.people', lease: 'test' })
 
-    const human = await cli(['resync', '--resource', 'crm.companies', '--resource', 'crm.people'], env, cwd)
-    expect(human.code).toBe(1)
-    expect(human.stderr).toContain(`run ${run_id} is already sweeping crm.people`)
+    // An incremental request of a resource a full sweep holds: its sweep waits, the run is started.
+    const waits = await cli(['resync', '--resource', 'crm.companies', '--resource', 'crm.people'], env, cwd)
+    expect(waits.code).toBe(0)
+    expect(waits.stderr).toContain('crm.people is being swept; run')
+    const queued = await readRuns(database.db, { limit: 1 })
+    expect(queued[0]?.resources.find((sweep) => sweep.resource === 'crm.people')).toMatchObject({
+      status: 'queued',
+      waiting: true,
+    })
 
-    const json = await cli(['resync', '--resource', 'crm.people', '--json'], env, cwd)
-    expect(json.code).toBe(1)
-    expect(JSON.parse(json.stdout)).toEqual({ conflict: { run_id, resource: 'crm.people' } })
+    // A second full request of the same resource: the first run's id, so that the caller can follow it.
+    const again = await cli(['resync', '--full', '--resource', 'crm.people', '--json'], env, cwd)
+    expect(again.code).toBe(0)
+    expect(JSON.parse(again.stdout)).toEqual({ run_id, existing: true })
+    expect(again.stderr).toContain(
+      `a full run of these resources is already queued or running: run ${run_id}`,
+    )
   })
 
   it('exits 2 for an unknown resource, or one of a service that is not configured', async () => {

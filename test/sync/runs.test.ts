@@ -1,14 +1,23 @@
-// Runs: one unfinished sweep per resource (a second request is refused with the running run's id,
-// even when requests race), the run's status derived from its sweeps, abandoned sweeps, the job
-// payload checked on entry, and a run worked by pg-boss end to end.
+// Runs: one active sweep per resource; a request for a busy resource waits for it (an incremental
+// sweep makes way for a full one), a request that a queued or running run already covers names that
+// run (even when requests race); scheduled full runs are never skipped; the run's status derived from
+// its sweeps, abandoned sweeps, the job payload checked on entry, and runs worked by pg-boss end to end.
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { people } from '../../src/resources/index.ts'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
-import { abandonSweep, claimSweep, finishSweep, readRun, readRuns } from '../../src/store/runs.ts'
+import {
+  abandonSweep,
+  claimSweep,
+  finishSweep,
+  readRun,
+  readRuns,
+  type SweepJob,
+} from '../../src/store/runs.ts'
 import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
 import { QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { enabledResources, RunRequestError, startRun, sweepEnqueuer } from '../../src/sync/runs.ts'
+import { scheduledRun } from '../../src/sync/schedules.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
 import { logger, mirrorOf, sandboxConfig, startTestRun, sweepDeps, truthOf } from './support.ts'
@@ -30,27 +39,48 @@ async function settleAll() {
     .select(['run_id', 'resource'])
     .where('status', 'in', ['queued', 'running'])
     .execute()
-  for (const sweep of open) await abandonSweep(database.db, sweep.run_id, sweep.resource, 'test over')
+  for (const sweep of open)
+    await abandonSweep(database.db, async () => {}, sweep.run_id, sweep.resource, 'test over')
 }
 
 describe('starting runs', () => {
   afterEach(settleAll)
 
-  it('refuses a second run of a resource with the id of the run sweeping it', async () => {
+  it('queues a sweep behind the one holding its resource; a run covering the request is named', async () => {
     const { result: first, jobs } = await startTestRun(database.db, {
       mode: 'incremental',
       resources: ['crm.people', 'crm.tasks'],
     })
     expect(first.status).toBe('started')
     expect(jobs.map((job) => job.resource)).toEqual(['crm.people', 'crm.tasks'])
-    const runId = first.status === 'started' ? first.runId : 0
+    const firstId = first.status === 'started' ? first.runId : 0
 
-    const refused = await startTestRun(database.db, { mode: 'full', resources: ['crm.deals', 'crm.tasks'] })
-    expect(refused.result).toEqual({ status: 'conflict', runId, resource: 'crm.tasks' })
-    expect(refused.jobs).toEqual([])
-    // The refused run left nothing behind: deals are free.
-    const deals = await startTestRun(database.db, { mode: 'full', resources: ['crm.deals'] })
-    expect(deals.result.status).toBe('started')
+    // A full run while the incremental one holds tasks: accepted, its sweep of tasks waits.
+    const full = await startTestRun(database.db, { mode: 'full', resources: ['crm.deals', 'crm.tasks'] })
+    expect(full.result).toMatchObject({ status: 'started', covered: [], waiting: ['crm.tasks'] })
+    expect(full.jobs.map((job) => job.resource)).toEqual(['crm.deals'])
+    const fullId = full.result.status === 'started' ? full.result.runId : 0
+    const waiting = await readRun(database.db, fullId)
+    expect(waiting?.resources.map((sweep) => [sweep.resource, sweep.status, sweep.waiting])).toEqual([
+      ['crm.deals', 'queued', false],
+      ['crm.tasks', 'queued', true],
+    ])
+
+    // The same full request again: the first full run covers it, and is named.
+    const again = await startTestRun(database.db, { mode: 'full', resources: ['crm.tasks', 'crm.deals'] })
+    expect(again.result).toEqual({ status: 'conflict', runId: fullId, resource: 'crm.deals' })
+    expect(again.jobs).toEqual([])
+
+    // The incremental sweep of tasks ends: the waiting full sweep's job is sent in the same transaction.
+    const handedOver: SweepJob[] = []
+    const key = { runId: firstId, resource: 'crm.tasks', lease: 'a' }
+    await claimSweep(database.db, key)
+    await finishSweep(database.db, async (_trx, job) => void handedOver.push(job), key, {
+      status: 'succeeded',
+    })
+    expect(handedOver).toEqual([{ runId: fullId, resource: 'crm.tasks' }])
+    const started = await readRun(database.db, fullId)
+    expect(started?.resources.find((sweep) => sweep.resource === 'crm.tasks')?.waiting).toBe(false)
   })
 
   it('leaves busy resources out of a run that skips them (as schedules do)', async () => {
@@ -70,7 +100,7 @@ describe('starting runs', () => {
       requestedBy: 'schedule',
     } as const
     const started = await startRun(deps, { ...tick, whenBusy: 'skip' })
-    expect(started).toMatchObject({ status: 'started', busy: [{ resource: 'crm.people', runId: fullId }] })
+    expect(started).toMatchObject({ status: 'started', covered: [{ resource: 'crm.people', runId: fullId }] })
     expect(jobs.map((job) => job.resource)).toEqual(['crm.tasks'])
     // Nothing left to sweep: refused like any other request.
     expect(await startRun(deps, { ...tick, whenBusy: 'skip' })).toEqual({
@@ -135,6 +165,82 @@ describe('starting runs', () => {
   })
 })
 
+describe('routine sweeps never block a full one', () => {
+  afterEach(settleAll)
+
+  it('a scheduled full run is not skipped: its sweep of a busy resource waits', async () => {
+    const jobs: SweepJob[] = []
+    const runs = {
+      db: database.db,
+      reservationEnabled: false,
+      enqueue: async (_: unknown, job: SweepJob) => void jobs.push(job),
+    }
+    const incremental = await scheduledRun(runs, 'incremental')
+    expect(incremental).toMatchObject({ status: 'started', waiting: [] })
+    const full = await scheduledRun(runs, 'full')
+    expect(full).toMatchObject({ status: 'started', covered: [] })
+    if (full.status !== 'started') return
+    expect(full.waiting).toHaveLength(6)
+    // The next incremental tick leaves every resource to the full run that waits for it.
+    expect(await scheduledRun(runs, 'incremental')).toMatchObject({ status: 'conflict' })
+    // A second scheduled full run is covered by the first.
+    expect(await scheduledRun(runs, 'full')).toMatchObject({ status: 'conflict', runId: full.runId })
+  })
+
+  it('an incremental sweep makes way for a full one at its next page, and runs again after it', async () => {
+    const jobs: SweepJob[] = []
+    const enqueue = async (_: unknown, job: SweepJob) => void jobs.push(job)
+    let full: Awaited<ReturnType<typeof startRun>> | undefined
+    let pages = 0
+    const deps = sweepDeps(database.db, sandboxConfig(sandbox, { CRM_PAGE_SIZE: '10' }), {
+      enqueue,
+      wrap: (clients) => ({
+        ...clients,
+        crm: {
+          ...clients.crm,
+          index: async (resource, query) => {
+            // An operator asks for a full resync while the incremental sweep reads its second page.
+            if (++pages === 2) {
+              const runs = { db: database.db, reservationEnabled: false, enqueue }
+              full = await startRun(runs, { mode: 'full', resources: ['crm.people'], requestedBy: 'admin' })
+            }
+            return clients.crm.index(resource, query)
+          },
+        },
+      }),
+    })
+    const handler = createSweepHandler(deps)
+    const work = async () => {
+      const job = jobs.shift()
+      if (!job) throw new Error('no job was sent')
+      await handler([{ id: `${job.runId}`, data: job, signal: new AbortController().signal }])
+      return job
+    }
+    // A first incremental sweep has no watermark: it walks every page (6 of 10 people).
+    const { result } = await startTestRun(
+      database.db,
+      { mode: 'incremental', resources: ['crm.people'] },
+      jobs,
+    )
+    const incrementalId = result.status === 'started' ? result.runId : 0
+    await work()
+    expect(full).toMatchObject({ status: 'started', waiting: ['crm.people'] })
+    const fullId = full?.status === 'started' ? full.runId : 0
+    expect((await readRun(database.db, incrementalId))?.resources[0]).toMatchObject({
+      status: 'queued',
+      waiting: true,
+    })
+    // The full sweep's job was sent when the incremental one made way; it runs, then hands back.
+    expect(await work()).toEqual({ runId: fullId, resource: 'crm.people' })
+    expect((await readRun(database.db, fullId))?.status).toBe('succeeded')
+    expect(await work()).toEqual({ runId: incrementalId, resource: 'crm.people' })
+    expect((await readRun(database.db, incrementalId))?.status).toBe('succeeded')
+    expect(jobs).toEqual([])
+    // Made way after two pages, not six: the walk stopped at the first checkpoint after the request.
+    expect(pages).toBeLessThan(2 + 7 + 7)
+  })
+})
+
 describe('run status', () => {
   it('is queued, then running, then failed when any sweep failed, with its error', async () => {
     const { result } = await startTestRun(database.db, {
@@ -155,9 +261,9 @@ describe('run status', () => {
     expect(running).toMatchObject({ status: 'running', finished_at: null })
     expect(running?.started_at).toBeInstanceOf(Date)
     await claimSweep(database.db, tasksKey)
-    await finishSweep(database.db, peopleKey, { status: 'succeeded' })
+    await finishSweep(database.db, async () => {}, peopleKey, { status: 'succeeded' })
     expect((await readRun(database.db, runId))?.status).toBe('running')
-    await finishSweep(database.db, tasksKey, {
+    await finishSweep(database.db, async () => {}, tasksKey, {
       status: 'failed',
       error: 'crm GET /api/tasks: rate limited (429)',
     })
@@ -183,7 +289,9 @@ describe('run status', () => {
     const runId = result.status === 'started' ? result.runId : 0
     const keys = names.map((resource, i) => ({ runId, resource, lease: `lease-${i}` }))
     for (const key of keys) await claimSweep(database.db, key)
-    await Promise.all(keys.map((key) => finishSweep(database.db, key, { status: 'succeeded' })))
+    await Promise.all(
+      keys.map((key) => finishSweep(database.db, async () => {}, key, { status: 'succeeded' })),
+    )
     expect((await readRun(database.db, runId))?.status).toBe('succeeded')
   })
 })
@@ -205,7 +313,7 @@ describe('the sweep handler', () => {
     })
   })
 
-  it('works a run enqueued through pg-boss in the transaction that created it', async () => {
+  it('works runs through pg-boss: a full run asked for during an incremental one waits, then runs', async () => {
     const boss = await startJobQueue(database.url, logger)
     try {
       const deps = { db: database.db, reservationEnabled: true, enqueue: sweepEnqueuer(boss) }
@@ -214,8 +322,8 @@ describe('the sweep handler', () => {
         resources: ['crm.people'],
         requestedBy: 'test',
       })
-      const refused = await startRun(deps, { mode: 'full', resources: ['crm.people'], requestedBy: 'test' })
-      expect(refused.status).toBe('conflict')
+      const full = await startRun(deps, { mode: 'full', resources: ['crm.people'], requestedBy: 'admin' })
+      expect(full).toMatchObject({ status: 'started', waiting: ['crm.people'] })
       const jobs = await sql<{ count: number }>`
         select count(*)::int as count from pgboss.job where name = ${QUEUES.sweep.name}
       `.execute(database.db)
@@ -224,18 +332,20 @@ describe('the sweep handler', () => {
       await boss.work(
         QUEUES.sweep.name,
         { pollingIntervalSeconds: 0.5 },
-        createSweepHandler(sweepDeps(database.db, sandboxConfig(sandbox))),
+        createSweepHandler(sweepDeps(database.db, sandboxConfig(sandbox), { enqueue: deps.enqueue })),
       )
-      const runId = started.status === 'started' ? started.runId : 0
-      const run = await waitFor(
-        async () => {
-          const current = await readRun(database.db, runId)
-          return current?.finished_at ? current : undefined
-        },
-        20_000,
-        'the run to finish',
-      )
-      expect(run.status).toBe('succeeded')
+      const finished = async (runId: number) =>
+        waitFor(
+          async () => {
+            const current = await readRun(database.db, runId)
+            return current?.finished_at ? current : undefined
+          },
+          20_000,
+          `run ${runId} to finish`,
+        )
+      const incrementalRun = await finished(started.status === 'started' ? started.runId : 0)
+      const fullRun = await finished(full.status === 'started' ? full.runId : 0)
+      expect([incrementalRun.status, fullRun.status]).toEqual(['succeeded', 'succeeded'])
       const truth = truthOf(
         sandbox.control.crm
           .liveIds('people')

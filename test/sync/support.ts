@@ -53,6 +53,8 @@ export interface DepsOptions {
   /** A virtual clock with a budget of its own; the default is the system clock and the shared budget. */
   clock?: Clock
   reconcileBatchSize?: number
+  /** Where the job of a sweep that waited for another one is sent; default: nowhere. */
+  enqueue?: SweepDeps['enqueue']
 }
 
 export function sweepDeps(db: Db, config: Config, options: DepsOptions = {}): SweepDeps {
@@ -60,6 +62,7 @@ export function sweepDeps(db: Db, config: Config, options: DepsOptions = {}): Sw
   return {
     db,
     logger,
+    enqueue: options.enqueue ?? (async () => {}),
     openClients: (spent: UpstreamMetrics) => {
       const clients = createUpstreamClients(config, {
         db,

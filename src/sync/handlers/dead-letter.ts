@@ -6,7 +6,7 @@ import type { Job } from 'pg-boss'
 import { z } from 'zod'
 import { type Logger, withLogContext } from '../../log.ts'
 import type { Db } from '../../store/database.ts'
-import { abandonSweep } from '../../store/runs.ts'
+import { abandonSweep, type EnqueueSweep } from '../../store/runs.ts'
 import type { SyncObserver } from '../observer.ts'
 import { reportRunEnd } from '../run-end.ts'
 import { recordJobContext } from './job-context.ts'
@@ -15,6 +15,8 @@ const sweepJob = z.object({ runId: z.number().int().positive(), resource: z.stri
 
 export interface DeadLetterDeps {
   db: Db
+  /** Sends the job of the sweep that waited for the abandoned one's resource. */
+  enqueue: EnqueueSweep
   logger: Logger
   observer?: SyncObserver
 }
@@ -27,7 +29,8 @@ export function createDeadLetterHandler(deps: DeadLetterDeps) {
         if (sweep.success) {
           const { runId, resource } = sweep.data
           const reason = 'the sweep job failed after all its retries'
-          if (await abandonSweep(deps.db, runId, resource, reason)) await reportRunEnd(deps, runId, resource)
+          if (await abandonSweep(deps.db, deps.enqueue, runId, resource, reason))
+            await reportRunEnd(deps, runId, resource)
         }
         deps.logger.error({ data: job.data }, 'a job failed after all its retries')
       })

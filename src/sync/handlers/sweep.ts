@@ -33,7 +33,7 @@ async function handleSweep(deps: SweepDeps, job: SweepJobInput): Promise<void> {
   await withLogContext({ resource: name, runId }, async () => {
     const resource = findResource(name)
     if (!resource) {
-      if (await abandonSweep(deps.db, runId, name, `unknown resource ${name}`)) {
+      if (await abandonSweep(deps.db, deps.enqueue, runId, name, `unknown resource ${name}`)) {
         await reportRunEnd(deps, runId, name)
       }
       return
