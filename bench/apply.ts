@@ -294,6 +294,7 @@ async function sweepPeople(db: Db, config: Config, connections: number) {
     logger,
     metrics: createUpstreamMetrics(),
     enqueue: async () => {},
+    queueChecks: async () => {},
   })
   const handler = createSweepHandler({
     ...deps,

@@ -196,7 +196,7 @@ describe('the lines of each job kind', () => {
       logger,
       metrics: createUpstreamMetrics(),
     })
-    const handle = createRefreshHandler({ db: database.db, clients, logger })
+    const handle = createRefreshHandler({ db: database.db, clients, logger, queueChecks: async () => {} })
     await handle([{ id: 'refresh-1', data: { resource: 'crm.people', id } } as Job<unknown>])
     expect(records().map((record) => record.msg)).toEqual(
       expect.arrayContaining(['upstream request', 'record refreshed']),
@@ -246,6 +246,7 @@ describe('the lines of each job kind', () => {
       logger,
       metrics: createUpstreamMetrics(),
       enqueue: async () => {},
+      queueChecks: async () => {},
     })
     const job = { id: 'sweep-1', data: { runId: run.runId, resource: 'crm.companies' } }
     await createSweepHandler(deps)([{ ...job, signal: new AbortController().signal }])

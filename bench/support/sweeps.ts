@@ -37,7 +37,9 @@ export async function sweepHere(
   )
   if (result.status !== 'started') throw new Error(`run refused: ${JSON.stringify(result)}`)
   const metrics = createUpstreamMetrics()
-  const handler = createSweepHandler(sweepDepsFrom(config, { db, logger, metrics, enqueue: async () => {} }))
+  const handler = createSweepHandler(
+    sweepDepsFrom(config, { db, logger, metrics, enqueue: async () => {}, queueChecks: async () => {} }),
+  )
   const signal = new AbortController().signal
   await handler(jobs.map((job, i) => ({ id: `bench-${i}`, data: job, signal })))
   const seconds = (performance.now() - started) / 1000

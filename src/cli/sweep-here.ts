@@ -8,7 +8,7 @@ import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { createSweepHandler } from '../sync/handlers/sweep.ts'
-import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
+import { type JobQueue, QUEUES, recordChecks } from '../sync/job-queue.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
 import { sweepDepsFrom } from '../sync/sweep-context.ts'
 
@@ -26,7 +26,13 @@ export async function sweepHere(deps: { boss: JobQueue; config: Config; db: Db; 
     QUEUES.sweep.name,
     { localConcurrency: 2, pollingIntervalSeconds: 1 },
     createSweepHandler(
-      sweepDepsFrom(config, { db, logger, metrics: createUpstreamMetrics(), enqueue: sweepEnqueuer(boss) }),
+      sweepDepsFrom(config, {
+        db,
+        logger,
+        metrics: createUpstreamMetrics(),
+        enqueue: sweepEnqueuer(boss),
+        queueChecks: recordChecks(boss, config.refreshCoalesceSeconds),
+      }),
     ),
   )
 }

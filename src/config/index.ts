@@ -83,6 +83,9 @@ const environment = z.object({
   // A refresh waits until its record has had no delivery for this long (at most one coalescing slot):
   // a burst of changes that arrives over seconds costs one fetch, after its last delivery.
   REFRESH_QUIET_MS: integer(0, 60_000).default(500),
+  // The share of each upstream's budget that incremental sweeps may spend on average verifying what
+  // their newest pages cannot show: counts, and complete walks of resources without a count route.
+  RECONCILE_BUDGET_PERCENT: integer(1, 100).default(50),
 })
 
 // Rules between variables. Checked on the raw values, so that they are reported together with the
@@ -123,6 +126,7 @@ function toConfig(env: z.output<typeof environment>) {
     embeddedPostgresPort: env.EMBEDDED_POSTGRES_PORT ?? null,
     refreshCoalesceSeconds: env.REFRESH_COALESCE_SECONDS,
     refreshQuietMs: env.REFRESH_QUIET_MS,
+    reconcileBudgetPercent: env.RECONCILE_BUDGET_PERCENT,
     upstream: {
       timeoutSeconds: env.UPSTREAM_TIMEOUT_SECONDS,
       maxRetries: env.UPSTREAM_MAX_RETRIES,

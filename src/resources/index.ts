@@ -35,6 +35,16 @@ export interface ChildMapping {
   defaults?: Record<string, unknown>
 }
 
+/** Records of another resource that the upstream deletes, without a word, together with their parent. */
+export interface Dependant {
+  /** The dependant resource (qualified name). */
+  resource: string
+  /** Its column holding the parent's id. */
+  column: string
+  /** Further columns that must hold these values (e.g. `attachable_type: 'Person'`). */
+  where?: Readonly<Record<string, string>>
+}
+
 export interface Resource<Name extends string = string, C extends Columns = Columns> {
   name: Name
   service: 'crm' | 'reservation'
@@ -52,6 +62,11 @@ export interface Resource<Name extends string = string, C extends Columns = Colu
   softDeleteKey: string | null
   /** Routes the upstream offers beyond the index. */
   routes: { show: boolean; count: boolean }
+  /**
+   * Silent cascades: when a record of this resource is tombstoned, these dependants of it are checked
+   * with `show` (and tombstoned on 404) at once, rather than at the next reconciliation.
+   */
+  dependants: readonly Dependant[]
 }
 
 const child = <Name extends string, C extends Columns>(table: ChildTable<Name, C>) => table
@@ -204,6 +219,7 @@ export const people = resource({
   children: contactChildren,
   softDeleteKey: null,
   routes: { show: true, count: true },
+  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Person' } }],
 })
 
 export const companies = resource({
@@ -229,6 +245,7 @@ export const companies = resource({
   children: contactChildren,
   softDeleteKey: null,
   routes: { show: true, count: true },
+  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Company' } }],
 })
 
 const workColumns = {
@@ -267,6 +284,7 @@ export const deals = resource({
   ],
   softDeleteKey: null,
   routes: { show: true, count: true },
+  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Deal' } }],
 })
 
 export const projects = resource({
@@ -292,6 +310,7 @@ export const projects = resource({
   ],
   softDeleteKey: null,
   routes: { show: true, count: true },
+  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Project' } }],
 })
 
 export const tasks = resource({
@@ -324,6 +343,7 @@ export const tasks = resource({
   softDeleteKey: null,
   // The spec routes GET /tasks/{id}; a count route for tasks is not shown.
   routes: { show: true, count: false },
+  dependants: [],
 })
 
 export const users = resource({
@@ -338,6 +358,7 @@ export const users = resource({
   softDeleteKey: null,
   // "Only index and search exist."
   routes: { show: false, count: false },
+  dependants: [],
 })
 
 // ---- reservation service --------------------------------------------------------------------
@@ -378,6 +399,7 @@ export const contacts = resource({
   softDeleteKey: 'deleted_at',
   // contacts/count is routed but its response form is not shown: nothing may depend on it.
   routes: { show: true, count: false },
+  dependants: [{ resource: 'reservations.bookings', column: 'contact_id' }],
 })
 
 export const bookings = resource({
@@ -411,6 +433,7 @@ export const bookings = resource({
   children: [],
   softDeleteKey: null,
   routes: { show: true, count: false },
+  dependants: [],
 })
 
 export const resources = [people, companies, deals, projects, tasks, users, contacts, bookings] as const

@@ -150,6 +150,18 @@ export async function latestDeliveryAt(db: Db, model: string, recordId: number):
   return row?.received_at ?? null
 }
 
+/** Whether a delivery about a record of `model` arrived after `since` (PostgreSQL's clock). */
+export async function deliveredSince(db: Db, model: string, since: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('sync.inbox')
+    .select('id')
+    .where('received_at', '>', since)
+    .where('model', '=', model)
+    .limit(1)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
 /** Milliseconds since the latest delivery about a record arrived (PostgreSQL's clock), or null. */
 export async function latestDeliveryAgeMs(db: Db, model: string, recordId: number): Promise<number | null> {
   const result = await sql<{ age_ms: number | null }>`

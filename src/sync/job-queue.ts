@@ -114,6 +114,20 @@ export async function enqueueRefresh(
   return id !== null
 }
 
+/** Queues a check of each record (`show`, then written or tombstoned) inside the caller's transaction. */
+export type QueueRecordChecks = (
+  trx: Kysely<Database>,
+  resource: string,
+  ids: readonly number[],
+) => Promise<void>
+
+/** Record checks as refresh jobs: one per record, however many ask for it (see `enqueueRefresh`). */
+export function recordChecks(boss: JobQueue, coalesceSeconds: number): QueueRecordChecks {
+  return async (trx, resource, ids) => {
+    for (const id of ids) await enqueueRefresh(boss, trx, { resource, id }, coalesceSeconds)
+  }
+}
+
 export interface RefreshJob {
   resource: string
   id: number

@@ -2,9 +2,11 @@
 // are deleted upstream, or were missed because pages shifted under the walk. Only the upstream can
 // tell which: each is checked with `show`, tombstoned on 404 and written again when found. A
 // resource without a show route (users) is small and has no webhooks: its unseen rows are deleted.
+// The dependants of a record found gone (its tasks, its bookings) are checked at once.
 import { type FetchedRecord, RejectedRecordError } from '../api-client/index.ts'
 import { tombstone, upsertRecords } from '../store/records.ts'
 import { listUnseenLiveIds } from '../store/unseen-rows.ts'
+import { checkDependants } from './dependants.ts'
 import type { ReconcileCheckpoint, SweepContext } from './sweep-context.ts'
 
 /** Settles every unseen live row after `from.afterId`; `seenRecords` is what the walk fetched in all. */
@@ -57,6 +59,7 @@ async function settleByShow(ctx: SweepContext, ids: number[], checkpoint: Reconc
   const tombstoned = await ctx.db.transaction().execute(async (trx) => {
     if (foundAt) await upsertRecords(trx, ctx.resource, found, { source: 'fetch', fetchedAt: foundAt })
     const tombstoned = goneAt ? await tombstone(trx, ctx.resource, gone, goneAt) : []
+    await checkDependants(trx, ctx.queueChecks, ctx.resource, tombstoned)
     await ctx.save(trx, { reconciled: ids.length, tombstoned: tombstoned.length, checkpoint })
     return tombstoned.length
   })

@@ -24,7 +24,9 @@ import {
   saveSweepProgress,
 } from '../store/runs.ts'
 import type { Database } from '../store/schema.ts'
+import type { QueueRecordChecks } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
+import type { VerificationSettings } from './verification.ts'
 
 export interface SweepSettings {
   /** Seconds subtracted from a successful sweep's start to make the next incremental's watermark. */
@@ -38,6 +40,8 @@ export interface SweepSettings {
    * its checkpoint; more than one lets PostgreSQL write a page on another core while the last commits.
    */
   applyConnections?: number
+  /** When incremental sweeps verify what their newest pages cannot show (verification.ts). */
+  verification: VerificationSettings
 }
 
 export interface SweepDeps {
@@ -51,6 +55,8 @@ export interface SweepDeps {
   settings: SweepSettings
   /** Sends the job of the sweep that waits for this one's resource, in the transaction that ends it. */
   enqueue: EnqueueSweep
+  /** Checks of the dependants of records found gone (see sync/dependants.ts). */
+  queueChecks: QueueRecordChecks
   /** Told about records written and runs ended (for /metrics). */
   observer?: SyncObserver
 }
@@ -58,12 +64,20 @@ export interface SweepDeps {
 /** The deps of the sweep handler from the configuration; `metrics` is the process's (for /metrics). */
 export function sweepDepsFrom(
   config: Config,
-  deps: { db: Db; logger: Logger; metrics: UpstreamMetrics; enqueue: EnqueueSweep; observer?: SyncObserver },
+  deps: {
+    db: Db
+    logger: Logger
+    metrics: UpstreamMetrics
+    enqueue: EnqueueSweep
+    queueChecks: QueueRecordChecks
+    observer?: SyncObserver
+  },
 ): SweepDeps {
   return {
     db: deps.db,
     logger: deps.logger,
     enqueue: deps.enqueue,
+    queueChecks: deps.queueChecks,
     observer: deps.observer,
     openClients: (spent) =>
       createUpstreamClients(config, {
@@ -77,7 +91,23 @@ export function sweepDepsFrom(
       reconcileBatchSize: 100,
       // Two: PostgreSQL writes a page on the second core while the previous one commits (bench apply).
       applyConnections: 2,
+      verification: verificationSettings(config),
     },
+  }
+}
+
+// Public clients of the CRM page by 250 and its current document says so: a page may hold no more.
+const PRACTICAL_PAGE_SIZE = 250
+
+export function verificationSettings(config: Config): VerificationSettings {
+  const upstream = (limits: { requests: number; windowSeconds: number; pageSize: number }) => ({
+    requestsPerSecond: limits.requests / limits.windowSeconds,
+    pageSize: Math.min(limits.pageSize, PRACTICAL_PAGE_SIZE),
+  })
+  return {
+    intervalSeconds: config.incrementalSyncIntervalSeconds,
+    budgetShare: config.reconcileBudgetPercent / 100,
+    upstreams: { crm: upstream(config.upstream.crm), reservation: upstream(config.upstream.reservation) },
   }
 }
 
@@ -141,8 +171,9 @@ export interface SweepContext {
   settings: SweepSettings
   /** Records the upstream sent that the sync cannot use; the sweep ends failed when there are any. */
   rejected: RejectedRecordError[]
-  /** See SweepDeps.enqueue. */
+  /** See SweepDeps. */
   enqueue: EnqueueSweep
+  queueChecks: QueueRecordChecks
   /** Adds progress, with the requests spent since the last save. */
   save(db: Kysely<Database>, progress: SweepProgress): Promise<void>
   /** Requests spent and not yet saved. */
@@ -190,6 +221,7 @@ export function openSweep(
     startedAt: options.claimed.startedAt,
     settings: deps.settings,
     enqueue: deps.enqueue,
+    queueChecks: deps.queueChecks,
     rejected: [],
     async save(db, progress) {
       const apiRequests = unsavedRequests()

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto'
 import { UpstreamError } from '../api-client/index.ts'
 import { type AnyResource, hasUpdatedAt } from '../resources/index.ts'
+import { deliveredSince } from '../store/inbox.ts'
 import {
   type ClaimedSweep,
   claimSweep,
@@ -31,7 +32,8 @@ import {
   SweepInterrupted,
   SweepYielded,
 } from './sweep-context.ts'
-import { walkPages } from './walk.ts'
+import { verificationDue } from './verification.ts'
+import { type WalkResult, walkPages } from './walk.ts'
 
 export interface SweepTask {
   runId: number
@@ -106,6 +108,10 @@ async function makeWay(deps: SweepDeps, key: SweepKey, ctx: SweepContext | undef
 
 async function sweepPhases(ctx: SweepContext, claimed: ClaimedSweep): Promise<Walked> {
   const checkpoint = parseCheckpoint(claimed.checkpoint) ?? (await firstCheckpoint(ctx, claimed))
+  if (!checkpoint) {
+    ctx.logger.debug('nothing to read this cycle: the resource is verified by a complete walk, not due yet')
+    return { complete: false, remoteCount: null }
+  }
   const walked: Walked =
     checkpoint.phase === 'walk' ? await walk(ctx, claimed, checkpoint) : { complete: true, remoteCount: null }
   if (walked.complete) {
@@ -115,12 +121,47 @@ async function sweepPhases(ctx: SweepContext, claimed: ClaimedSweep): Promise<Wa
   return walked
 }
 
-async function firstCheckpoint(ctx: SweepContext, claimed: ClaimedSweep): Promise<Checkpoint> {
-  // Users have no updated_at: they are always read whole, then reconciled.
-  if (claimed.mode === 'full' || !hasUpdatedAt(ctx.resource))
-    return { phase: 'walk', nextPage: 1, watermark: null }
+/** Whether the resource's deletions show only in a complete walk (it has no count route, or no updated_at). */
+const verifiedByWalk = (resource: AnyResource) => !(resource.routes.count && hasUpdatedAt(resource))
+
+async function verificationIsDue(ctx: SweepContext, last: Date | null): Promise<boolean> {
+  const live = await countLiveRows(ctx.db, ctx.resource)
+  return verificationDue(ctx.resource, last, live, ctx.settings.verification, new Date())
+}
+
+/**
+ * Where the sweep starts: a full one, or an incremental one whose complete walk is due (verification.ts),
+ * at the first page of the whole index; any other incremental one at the first page down to the
+ * watermark. Null: nothing to do this cycle (a resource without updated_at whose walk is not due).
+ */
+async function firstCheckpoint(ctx: SweepContext, claimed: ClaimedSweep): Promise<Checkpoint | null> {
+  const everything = { phase: 'walk' as const, nextPage: 1, watermark: null }
+  if (claimed.mode === 'full') return everything
   const state = await readResourceState(ctx.db, ctx.resource.name)
+  if (verifiedByWalk(ctx.resource)) {
+    if (await verificationIsDue(ctx, state?.last_full_sync_at ?? null)) return everything
+    if (!hasUpdatedAt(ctx.resource)) return null
+  }
   return { phase: 'walk', nextPage: 1, watermark: state?.watermark?.toISOString() ?? null }
+}
+
+/**
+ * Whether an incremental walk that stopped at its watermark takes the count: when the resource changed
+ * since the last count (newer records, deliveries), when the sweep resumed (what its first attempt saw
+ * is not known), or when a verification is due.
+ */
+async function countIsDue(ctx: SweepContext, claimed: ClaimedSweep, walked: WalkResult): Promise<boolean> {
+  if (walked.newer > 0 || claimed.checkpoint !== null) return true
+  const state = await readResourceState(ctx.db, ctx.resource.name)
+  // The last count no longer matches the live rows (a walk after it tombstoned some): count again.
+  const live = await countLiveRows(ctx.db, ctx.resource)
+  if (state?.last_remote_count !== live) return true
+  const counted = state?.last_remote_count_at ?? null
+  const full = state?.last_full_sync_at ?? null
+  const last = counted && full ? (counted > full ? counted : full) : (counted ?? full)
+  const model = ctx.resource.webhookModel
+  if (last && model && (await deliveredSince(ctx.db, model, last))) return true
+  return verificationDue(ctx.resource, last, live, ctx.settings.verification, new Date())
 }
 
 async function walk(
@@ -128,10 +169,19 @@ async function walk(
   claimed: ClaimedSweep,
   from: Checkpoint & { phase: 'walk' },
 ): Promise<Walked> {
-  // A full walk counts first: the count bounds the pages it may take.
-  let remoteCount = claimed.mode === 'full' && ctx.count ? await takeCount(ctx) : null
+  // A walk of every page counts first (a full one, or the first incremental one): the count bounds the
+  // pages it may take, and shows how far it is.
+  const everything = from.watermark === null && from.nextPage === 1
+  let remoteCount = everything && ctx.count ? await takeCount(ctx) : null
   let result = await walkPages(ctx, from, remoteCount)
-  if (ctx.count && remoteCount === null) remoteCount = await takeCount(ctx)
+  if (
+    ctx.count &&
+    remoteCount === null &&
+    result.end === 'stopped' &&
+    (await countIsDue(ctx, claimed, result))
+  ) {
+    remoteCount = await takeCount(ctx)
+  }
   if (result.end === 'stopped' && remoteCount !== null) {
     const live = await countLiveRows(ctx.db, ctx.resource)
     if (live !== remoteCount) {

@@ -17,6 +17,8 @@ export interface WalkResult {
   /** `end`: the index was read to its last page; `stopped`: the walk reached its watermark. */
   end: 'end' | 'stopped'
   nextPage: number
+  /** Records seen that are not older than the watermark (all of them without one). */
+  newer: number
 }
 
 const NEWEST_FIRST: Order = { field: 'updated_at', direction: 'desc' }
@@ -48,6 +50,7 @@ export async function walkPages(
   let nextPage = from.nextPage
   let newestFirst = true
   let previous = Number.POSITIVE_INFINITY
+  let newer = 0
   let fetching: Promise<IteratorResult<RecordPage>> | null = pages.next()
   try {
     while (fetching) {
@@ -63,6 +66,7 @@ export async function walkPages(
         ctx.logger.warn({ page: page.page }, 'index pages are not ordered by updated_at; walking every page')
       }
       previous = times.at(-1) ?? previous
+      newer += watermark === null ? times.length : times.filter((time) => !(time < watermark)).length
       const stop =
         watermark !== null && newestFirst && times.length > 0 && times.every((time) => time < watermark)
       // An aborted job sends no further request; the pages already fetched are still applied.
@@ -70,7 +74,7 @@ export async function walkPages(
       await applier.apply(page, { ...from, nextPage })
       if (stop) {
         await applier.settled()
-        return { end: 'stopped', nextPage }
+        return { end: 'stopped', nextPage, newer }
       }
       if (!fetching) {
         await applier.settled()
@@ -78,7 +82,7 @@ export async function walkPages(
       }
     }
     await applier.settled()
-    return { end: 'end', nextPage }
+    return { end: 'end', nextPage, newer }
   } finally {
     // Leave nothing running behind the walk: a request in flight is waited for (its cost is counted),
     // and so is every transaction.

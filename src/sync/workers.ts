@@ -9,7 +9,7 @@ import { createDeadLetterHandler } from './handlers/dead-letter.ts'
 import type { AppliedDelivery } from './handlers/delivery.ts'
 import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './handlers/refresh.ts'
 import { createSweepHandler } from './handlers/sweep.ts'
-import { type JobQueue, QUEUES } from './job-queue.ts'
+import { type JobQueue, QUEUES, recordChecks } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
 import { sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
@@ -76,6 +76,7 @@ export function refreshQuiet(config: Config): QuietOptions {
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { db, boss, clients, config, logger, metrics, observer } = deps
   const applied = observer?.recordsApplied?.bind(observer)
+  const queueChecks = recordChecks(boss, config.refreshCoalesceSeconds)
   const deliveries = startDeliveryWorker({
     db,
     boss,
@@ -99,6 +100,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       createRefreshHandler({
         db,
         clients,
+        queueChecks,
         logger: logger.child({ queue: QUEUES.refresh.name }),
         onApplied: (resource, source, receivedAt) => {
           applied?.(resource, source, 1, receivedAt)
@@ -118,7 +120,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     { localConcurrency: 2, pollingIntervalSeconds: 1 },
     instrumented(
       QUEUES.sweep.name,
-      createSweepHandler(sweepDepsFrom(config, { db, logger: sweepLogger, metrics, enqueue, observer })),
+      createSweepHandler(
+        sweepDepsFrom(config, { db, logger: sweepLogger, metrics, enqueue, queueChecks, observer }),
+      ),
       observer,
     ),
   )

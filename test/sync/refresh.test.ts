@@ -15,6 +15,11 @@ const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })
 let sandbox: Sandbox
 let skipped: string[] = []
+// Checks the handler queued: dependants of records it found gone.
+let checks: { resource: string; ids: readonly number[] }[] = []
+const queueChecks = async (_trx: unknown, resource: string, ids: readonly number[]) => {
+  checks.push({ resource, ids })
+}
 let refresh: (id: number) => Promise<void>
 let refreshWhenQuiet: (id: number) => Promise<void>
 
@@ -26,6 +31,7 @@ beforeAll(async () => {
     db: database.db,
     clients,
     logger,
+    queueChecks,
     onSkipped: (resource) => skipped.push(resource),
   })
   refresh = (id) => handle([{ id: `refresh-${id}`, data: { resource: 'crm.people', id } } as Job<unknown>])
@@ -33,6 +39,7 @@ beforeAll(async () => {
     db: database.db,
     clients,
     logger,
+    queueChecks,
     quiet: {
       quietMs: 300,
       maxWaitMs: 5_000,
@@ -47,7 +54,8 @@ afterAll(async () => {
 })
 beforeEach(async () => {
   skipped = []
-  await sql`truncate sync.inbox, crm.people`.execute(database.db)
+  checks = []
+  await sql`truncate sync.inbox, crm.people, crm.tasks`.execute(database.db)
 })
 
 const shows = () => sandbox.control.counters().crm.routes['GET /api/people/:id'] ?? 0
@@ -144,6 +152,21 @@ describe('a refresh', () => {
     expect(shows()).toBe(before)
   })
 
+  it("queues a check of the live tasks of a record it finds gone (the upstream's silent cascade)", async () => {
+    const id = sandbox.control.crm.create('people', { name: 'Doomed' }).id as number
+    sandbox.control.crm.destroy('people', id)
+    await sql`
+      insert into crm.tasks (id, attachable_type, attachable_id, _deleted_at) values
+        (1, 'Person', ${id}, null), (2, 'Person', ${id}, null), (3, 'Person', ${id}, now()),
+        (4, 'Company', ${id}, null), (5, 'Person', ${id + 1}, null)
+    `.execute(database.db)
+    await refresh(id)
+    expect(checks).toEqual([{ resource: 'crm.tasks', ids: [1, 2] }])
+    // Already tombstoned: nothing is checked again.
+    await refresh(id)
+    expect(checks).toHaveLength(1)
+  })
+
   it('waits until its record has had no delivery for the quiet time, then fetches once', async () => {
     const [id] = sandbox.control.crm.liveIds('people') as [number]
     await delivered(id)
@@ -168,6 +191,7 @@ describe('a refresh', () => {
       db: database.db,
       clients,
       logger,
+      queueChecks,
       quiet: {
         quietMs: 100,
         maxWaitMs: 5_000,

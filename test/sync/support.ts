@@ -17,7 +17,7 @@ import type { Db } from '../../src/store/database.ts'
 import type { SweepJob } from '../../src/store/runs.ts'
 import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
 import { startRun } from '../../src/sync/runs.ts'
-import type { SweepDeps } from '../../src/sync/sweep-context.ts'
+import { type SweepDeps, verificationSettings } from '../../src/sync/sweep-context.ts'
 
 export const logger = createLogger({ level: 'silent' })
 
@@ -55,6 +55,8 @@ export interface DepsOptions {
   reconcileBatchSize?: number
   /** Where the job of a sweep that waited for another one is sent; default: nowhere. */
   enqueue?: SweepDeps['enqueue']
+  /** Where checks of the dependants of records found gone go; default: nowhere. */
+  queueChecks?: SweepDeps['queueChecks']
 }
 
 export function sweepDeps(db: Db, config: Config, options: DepsOptions = {}): SweepDeps {
@@ -63,6 +65,7 @@ export function sweepDeps(db: Db, config: Config, options: DepsOptions = {}): Sw
     db,
     logger,
     enqueue: options.enqueue ?? (async () => {}),
+    queueChecks: options.queueChecks ?? (async () => {}),
     openClients: (spent: UpstreamMetrics) => {
       const clients = createUpstreamClients(config, {
         db,
@@ -77,6 +80,7 @@ export function sweepDeps(db: Db, config: Config, options: DepsOptions = {}): Sw
       lookbackSeconds: config.syncLookbackSeconds,
       maxPages: config.upstream.maxPages,
       reconcileBatchSize: options.reconcileBatchSize ?? 25,
+      verification: verificationSettings(config),
     },
   }
 }

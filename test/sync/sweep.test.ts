@@ -1,6 +1,7 @@
 // Sweeps of CRM resources against the sandbox and a real database: incremental from an empty mirror
 // and after changes, full sweeps with reconciliation (deletions found only through a 404, records
 // changed or deleted while the pages go by), failures recorded as failed, and a crash that resumes.
+import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type UpstreamClients, UpstreamUnavailableError } from '../../src/api-client/index.ts'
 import { type AnyResource, findResource, people, tasks, users } from '../../src/resources/index.ts'
@@ -115,7 +116,7 @@ describe('incremental sweeps', () => {
     expect((await mirrorOf(database.db, users)).map((row) => row.id)).toHaveLength(5)
 
     const swept = run?.resources.find((resource) => resource.resource === 'crm.people')
-    // 10 full pages, an empty 11th, and the count.
+    // The count (it bounds the walk and shows its progress), 10 full pages and an empty 11th.
     expect(swept).toMatchObject({ status: 'succeeded', records: 200, pages: 10, remote_count: 200 })
     expect(swept?.api_requests).toBe(12)
     const state = await readResourceState(database.db, 'crm.people')
@@ -160,6 +161,19 @@ describe('incremental sweeps', () => {
     await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
     const gone = peopleNewestFirst().slice(-3) // the oldest: no incremental page reaches them
     for (const id of gone) sandbox.control.crm.destroy('people', id)
+    // Nothing changed that the newest page or a delivery shows: the next sweep verifies nothing.
+    const idle = await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
+    expect((await readRun(database.db, idle))?.resources[0]).toMatchObject({
+      status: 'succeeded',
+      pages: 1,
+      remote_count: null,
+      api_requests: 1,
+    })
+    // Two intervals later, its count is due.
+    await sql`
+      update sync.resource_state set last_remote_count_at = last_remote_count_at - interval '1 hour',
+        last_full_sync_at = last_full_sync_at - interval '1 hour'
+    `.execute(database.db)
 
     const runId = await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
     const swept = (await readRun(database.db, runId))?.resources[0]
@@ -172,6 +186,38 @@ describe('incremental sweeps', () => {
     })
     expect(await deletedIds(database.db, people)).toEqual([...gone].sort((a, b) => a - b))
     expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+  })
+
+  it('verify a resource without a count route by a complete walk when it is due, not every cycle', async () => {
+    const deps = sweepDeps(database.db, sandboxConfig(sandbox))
+    const both = { mode: 'incremental' as const, resources: ['crm.tasks', 'crm.users'] }
+    await sweep(deps, both)
+    const [task] = sandbox.control.crm.liveIds('tasks') as [number]
+    sandbox.control.crm.destroy('tasks', task) // silently: tasks have no webhooks, no count
+
+    const idle = await readRun(database.db, await sweep(deps, both))
+    expect(
+      idle?.resources.map(({ resource, pages, api_requests, tombstoned }) => ({
+        resource,
+        pages,
+        api_requests,
+        tombstoned,
+      })),
+    ).toEqual([
+      { resource: 'crm.tasks', pages: 1, api_requests: 1, tombstoned: 0 },
+      { resource: 'crm.users', pages: 0, api_requests: 0, tombstoned: 0 },
+    ])
+    // Two intervals later (INCREMENTAL_SYNC_INTERVAL 300 here), their complete walks are due.
+    await sql`update sync.resource_state set last_full_sync_at = last_full_sync_at - interval '1 hour'`.execute(
+      database.db,
+    )
+    const due = await readRun(database.db, await sweep(deps, both))
+    expect(due?.resources.map(({ resource, tombstoned }) => ({ resource, tombstoned }))).toEqual([
+      { resource: 'crm.tasks', tombstoned: 1 },
+      { resource: 'crm.users', tombstoned: 0 },
+    ])
+    expect(due?.resources[1]?.pages).toBeGreaterThan(0)
+    expect(await deletedIds(database.db, tasks)).toEqual([task])
   })
 
   it('walk every page when the index is not in updated_at order (never stop early on a guess)', async () => {
@@ -283,11 +329,12 @@ describe('failures', () => {
     const runId = await sweep(deps, { mode: 'incremental', resources: ['crm.people', 'crm.tasks'] })
     const run = await readRun(database.db, runId)
     expect(run?.status).toBe('failed')
-    expect(run?.error).toMatch(/crm\.people: crm GET \/api\/people: server error 500/)
+    // The first incremental sweep counts first (the count bounds its walk of every page).
+    expect(run?.error).toMatch(/crm\.people: crm GET \/api\/people\/count: server error 500/)
     expect(run?.finished_at).not.toBeNull()
     for (const swept of run?.resources ?? []) {
       expect(swept).toMatchObject({ status: 'failed', pages: 0 })
-      expect(swept.api_requests).toBe(3) // the first page: one attempt and two retries
+      expect(swept.api_requests).toBe(3) // the count or the first page: one attempt and two retries
     }
     expect(await readResourceState(database.db, 'crm.people')).toBeUndefined()
   })

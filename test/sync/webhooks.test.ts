@@ -77,3 +77,43 @@ describe.each(['lean', 'nested', 'api', 'flat'])('HOOK_OBJECT_TYPE=%s', (objectT
     if (objectType === 'lean' || objectType === 'flat') expect(shows).toBeGreaterThan(0)
   })
 })
+
+describe('silent cascades', () => {
+  it('tombstones the tasks of a destroyed person at once, without a full sweep', async () => {
+    const upstream = await startSandbox({ behaviour: { crmRateLimit: null } })
+    sandbox = upstream
+    const person = upstream.control.crm.create('people', { name: 'Mustermann' })
+    const other = upstream.control.crm.create('people', { name: 'Musterfrau' })
+    const task = (name: string, attachableId: unknown) =>
+      upstream.control.crm.create('tasks', { name, attachable_type: 'Person', attachable_id: attachableId })
+        .id
+    const doomed = [task('call', person.id), task('write', person.id)]
+    const kept = task('visit', other.id)
+    database = await createTestDatabase()
+    const { db } = database
+    engine = await startEngine(upstream, database.url, { HOOK_OBJECT_TYPE: 'lean' })
+    const liveTasks = async () =>
+      (
+        await db.selectFrom('crm.tasks').select('id').where('_deleted_at', 'is', null).orderBy('id').execute()
+      ).map((row) => row.id)
+    await waitFor(async () => ((await liveTasks()).length === 3 ? true : undefined), 15_000, 'the first sync')
+
+    // The person's destroy is the only word the upstream says: its tasks go with it.
+    upstream.control.crm.destroy('people', person.id as number)
+    expect(upstream.control.crm.liveIds('tasks')).toEqual([kept])
+    await waitFor(
+      async () => ((await liveTasks()).join() === String(kept) ? true : undefined),
+      15_000,
+      'the tasks of the destroyed person tombstoned',
+    )
+    const tombstoned = await db
+      .selectFrom('crm.tasks')
+      .select('id')
+      .where('_deleted_at', 'is not', null)
+      .execute()
+    expect(tombstoned.map((row) => row.id).sort()).toEqual([...doomed].sort())
+    // No full sweep did it: the only runs are the first incremental ones (INCREMENTAL_SYNC_INTERVAL 300).
+    const runs = await db.selectFrom('sync.runs').select(['mode']).execute()
+    expect(runs.map((run) => run.mode)).not.toContain('full')
+  })
+})

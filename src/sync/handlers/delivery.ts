@@ -9,7 +9,8 @@ import { markDeliveriesProcessed } from '../../store/inbox.ts'
 import { lockUpdatedAts } from '../../store/record-times.ts'
 import { InvalidRecordError, tombstone, type UpstreamRecord, upsertRecords } from '../../store/records.ts'
 import type { Database } from '../../store/schema.ts'
-import { enqueueRefresh, type JobQueue } from '../job-queue.ts'
+import { checkDependants } from '../dependants.ts'
+import { enqueueRefresh, type JobQueue, recordChecks } from '../job-queue.ts'
 
 export interface DeliveryDeps {
   boss: JobQueue
@@ -168,12 +169,14 @@ export async function applyDeliveries(
     const current = await lockUpdatedAts(trx, resource, [...work.keys()])
     await applyPayloads(trx, resource, work, current, outcome.applied)
     // A destroy wins over any payload, whatever the order: the upstream does not bring ids back.
+    const tombstoned: number[] = []
     for (const [id, entry] of work) {
       for (const row of entry.destroys) {
-        await tombstone(trx, resource, [id], row.received_at)
+        tombstoned.push(...(await tombstone(trx, resource, [id], row.received_at)))
         outcome.applied.push({ resource: resource.name, source: 'tombstone', receivedAt: row.received_at })
       }
     }
+    await checkDependants(trx, recordChecks(boss, refreshCoalesceSeconds), resource, tombstoned)
     for (const [id, entry] of work) {
       let refresh: 'refresh queued' | 'refresh coalesced' | undefined
       if (entry.refreshFor) {

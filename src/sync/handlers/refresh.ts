@@ -11,6 +11,8 @@ import type { Db } from '../../store/database.ts'
 import { countRecentDeliveries, latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
 import { readFetchedAt } from '../../store/record-times.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
+import { checkDependants } from '../dependants.ts'
+import type { QueueRecordChecks } from '../job-queue.ts'
 import { recordJobContext } from './job-context.ts'
 
 const refreshJob = z.object({
@@ -24,6 +26,8 @@ export interface RefreshHandlerDeps {
   db: Db
   clients: UpstreamClients
   logger: Logger
+  /** Checks of the dependants of a record found gone (its tasks, its bookings). */
+  queueChecks: QueueRecordChecks
   /** `receivedAt`: when the delivery that asked for the refresh arrived, when the job says so. */
   onApplied?: (resource: string, source: 'fetch' | 'tombstone', receivedAt?: Date) => void
   onSkipped?: (resource: string) => void
@@ -87,7 +91,7 @@ export function createRefreshHandler(deps: RefreshHandlerDeps) {
 }
 
 async function refresh(
-  { db, clients, logger, onApplied, onSkipped, quiet }: RefreshHandlerDeps,
+  { db, clients, logger, onApplied, onSkipped, quiet, queueChecks }: RefreshHandlerDeps,
   job: Job<unknown>,
 ) {
   const parsed = refreshJob.safeParse(job.data)
@@ -110,7 +114,10 @@ async function refresh(
   if (result.status === 'found') {
     await upsertRecords(db, resource, [result.record], { source: 'fetch', fetchedAt: result.fetchedAt })
   } else {
-    await tombstone(db, resource, [id], result.fetchedAt, { fetched: true })
+    await db.transaction().execute(async (trx) => {
+      const tombstoned = await tombstone(trx, resource, [id], result.fetchedAt, { fetched: true })
+      await checkDependants(trx, queueChecks, resource, tombstoned)
+    })
   }
   onApplied?.(
     resource.name,

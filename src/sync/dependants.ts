@@ -1,0 +1,24 @@
+// Silent cascades: the upstream deletes a person's tasks with the person, a contact's bookings with the
+// contact, and tells nobody. When the mirror tombstones a record, the live dependants it has in the
+// mirror are checked with `show` at once (refresh jobs), so that they do not wait for a reconciliation.
+import type { Kysely } from 'kysely'
+import type { Resource } from '../resources/index.ts'
+import { liveDependants } from '../store/dependants.ts'
+import type { Database } from '../store/schema.ts'
+import type { QueueRecordChecks } from './job-queue.ts'
+
+/** Queues checks of the live dependants of `tombstoned` in `trx`; returns how many. */
+export async function checkDependants(
+  trx: Kysely<Database>,
+  queueChecks: QueueRecordChecks,
+  parent: Resource,
+  tombstoned: readonly number[],
+): Promise<number> {
+  if (parent.dependants.length === 0 || tombstoned.length === 0) return 0
+  let queued = 0
+  for (const { resource, ids } of await liveDependants(trx, parent, [...tombstoned])) {
+    await queueChecks(trx, resource, ids)
+    queued += ids.length
+  }
+  return queued
+}

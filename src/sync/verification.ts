@@ -1,0 +1,63 @@
+// Verification: how an incremental sweep learns of deletions that its newest pages cannot show. Where
+// the upstream has a count route, the count (one request): when it differs from the live rows, the walk
+// goes on to every page and reconciles. Where it has none (tasks, reservation contacts and bookings;
+// users, which have no `updated_at` either), a complete walk of the index and a reconciliation of the
+// rows it did not see.
+//
+// Verification is all an idle cycle spends beyond its first page, and a complete walk costs a page per
+// 250 records: it is scheduled by its cost against the budget, not run every cycle. A resource is
+// verified at most every other interval, and no more often than lets the verifications of all the
+// resources of its upstream use RECONCILE_BUDGET_PERCENT of that upstream's budget. A count is also taken
+// whenever the resource changed since the last one (the walk saw newer records, or deliveries came):
+// a delivery dropped among others is found at once, an idle account costs 1.5 requests a cycle.
+// Deletions that cascade from a tombstoned parent do not wait for any of this (sync/dependants.ts).
+import { type AnyResource, hasUpdatedAt, resources } from '../resources/index.ts'
+
+export interface VerificationSettings {
+  intervalSeconds: number
+  /** Fraction of an upstream's budget that verifications may use on average. */
+  budgetShare: number
+  upstreams: Record<AnyResource['service'], { requestsPerSecond: number; pageSize: number }>
+}
+
+/** What verifying the resource costs in requests: its count, or a complete walk (with its last page). */
+export function verificationCost(
+  resource: AnyResource,
+  liveRows: number,
+  settings: VerificationSettings,
+): number {
+  if (resource.routes.count && hasUpdatedAt(resource)) return 1
+  return Math.ceil(liveRows / settings.upstreams[resource.service].pageSize) + 1
+}
+
+/** Seconds between two verifications of the resource. */
+export function verificationPeriodSeconds(
+  resource: AnyResource,
+  liveRows: number,
+  settings: VerificationSettings,
+): number {
+  const upstream = settings.upstreams[resource.service]
+  const sharing = resources.filter((other) => other.service === resource.service).length
+  const cost = verificationCost(resource, liveRows, settings)
+  return Math.max(
+    2 * settings.intervalSeconds,
+    (cost * sharing) / (settings.budgetShare * upstream.requestsPerSecond),
+  )
+}
+
+/**
+ * Whether a verification is due at `now`: never done, or done at `last` more than a period ago. A
+ * little slack (a tenth of the interval) keeps a sweep that starts a moment early from waiting a cycle.
+ */
+export function verificationDue(
+  resource: AnyResource,
+  last: Date | null,
+  liveRows: number,
+  settings: VerificationSettings,
+  now: Date,
+): boolean {
+  if (!last) return true
+  const slack = settings.intervalSeconds * 100
+  const period = verificationPeriodSeconds(resource, liveRows, settings) * 1000
+  return now.getTime() - last.getTime() + slack >= period
+}
