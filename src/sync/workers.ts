@@ -4,12 +4,14 @@ import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import { type Logger, withLogContext } from '../log.ts'
 import type { Db } from '../store/database.ts'
+import { readRefreshBacklog } from '../store/refresh-backlog.ts'
+import { createCatchUp } from './catch-up.ts'
 import { DELIVERY_KIND, startDeliveryWorker } from './delivery-worker.ts'
 import { createDeadLetterHandler } from './handlers/dead-letter.ts'
 import type { AppliedDelivery } from './handlers/delivery.ts'
 import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './handlers/refresh.ts'
 import { createSweepHandler } from './handlers/sweep.ts'
-import { type JobQueue, QUEUES, recordChecks } from './job-queue.ts'
+import { JOB_SCHEMA, type JobQueue, QUEUES, recordChecks } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
 import { sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
@@ -101,6 +103,16 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
         db,
         clients,
         queueChecks,
+        catchUp: createCatchUp({
+          db,
+          logger: logger.child({ queue: QUEUES.refresh.name }),
+          reader: (resource) => (resource.service === 'crm' ? clients.crm : clients.reservation),
+          backlog: (resource) =>
+            readRefreshBacklog(db, { schema: JOB_SCHEMA, queue: QUEUES.refresh.name }, resource.name),
+          minBacklog: 2,
+          skewSeconds: config.syncLookbackSeconds,
+          onApplied: (resource, records) => applied?.(resource, 'fetch', records),
+        }),
         logger: logger.child({ queue: QUEUES.refresh.name }),
         onApplied: (resource, source, receivedAt) => {
           applied?.(resource, source, 1, receivedAt)

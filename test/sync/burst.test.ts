@@ -1,6 +1,7 @@
 // A burst of 1,000 updates over 100 people with lean hooks, under the real budget (50 requests per
 // 10 s) and the sandbox's real rate limit: the mirror converges, and once every refresh is done the
-// burst has cost at most one show per record (refreshes a later fetch already answered are skipped).
+// burst has cost fewer requests than one show per record: while refreshes queue up, the newest page of
+// the index answers them together, and refreshes a later fetch already answered are skipped.
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
@@ -89,13 +90,11 @@ describe('a burst of changes', () => {
     const converged = Date.now() - started
     await waitFor(idle, 120_000, 'every refresh done')
     const spent = shows() - before
-    // No sweep read the people meanwhile (its pages would have answered the burst for free).
-    expect(sandbox.control.counters().crm.routes['GET /api/people'] ?? 0).toBe(indexBefore)
+    const pages = (sandbox.control.counters().crm.routes['GET /api/people'] ?? 0) - indexBefore
     console.log(
-      `burst: ${spent} shows for 1,000 updates of 100 records (all refreshes done), converged in ${converged} ms`,
+      `burst: ${pages} index pages and ${spent} shows for 1,000 updates of 100 records (all refreshes done), converged in ${converged} ms`,
     )
-    // One per record; a loaded machine may deliver one record's rounds more than the quiet time apart.
-    expect(spent).toBeGreaterThanOrEqual(100)
-    expect(spent).toBeLessThanOrEqual(110)
+    expect(pages).toBeGreaterThan(0)
+    expect(pages + spent).toBeLessThan(100)
   }, 300_000)
 })

@@ -8,6 +8,7 @@ import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
+import { createCatchUp } from '../../src/sync/catch-up.ts'
 import { createRefreshHandler } from '../../src/sync/handlers/refresh.ts'
 import { useTestDatabase } from '../support/database.ts'
 
@@ -204,5 +205,59 @@ describe('a refresh', () => {
     const last = await delivered(id)
     await handle([{ id: 'pressed', data: { resource: 'crm.people', id } } as Job<unknown>])
     expect(await fetchedAfter(id, last)).toBeGreaterThanOrEqual(1_000)
+  })
+})
+
+describe('a backlog of refreshes', () => {
+  it('is answered by the newest page of the index, one request instead of a show each', async () => {
+    const config = parseConfig({ CRM_BASE_URL: sandbox.crmUrl, CRM_API_KEY: sandbox.crmApiKey })
+    const clients = createUpstreamClients(config, {
+      db: database.db,
+      logger,
+      metrics: createUpstreamMetrics(),
+    })
+    const ids = sandbox.control.crm.liveIds('people')
+    const inboxIds: number[] = []
+    for (const id of ids) {
+      sandbox.control.crm.update('people', id, { first_name: `Burst ${id}` })
+      inboxIds.push(await delivered(id))
+    }
+    const catchUp = createCatchUp({
+      db: database.db,
+      logger,
+      reader: () => clients.crm,
+      backlog: async () => ({ pending: ids.length, oldest: new Date(Date.now() - 1_000) }),
+      minBacklog: 2,
+      skewSeconds: 5,
+    })
+    const handle = createRefreshHandler({
+      db: database.db,
+      clients,
+      logger,
+      queueChecks,
+      catchUp,
+      onSkipped: (resource) => skipped.push(resource),
+    })
+    const counters = () => sandbox.control.counters().crm.routes
+    const before = { index: counters()['GET /api/people'] ?? 0, show: shows() }
+    await Promise.all(
+      ids.map((id) => handle([{ id: `burst-${id}`, data: { resource: 'crm.people', id } } as Job<unknown>])),
+    )
+    expect({
+      index: (counters()['GET /api/people'] ?? 0) - before.index,
+      show: shows() - before.show,
+    }).toEqual({
+      index: 1,
+      show: 0,
+    })
+    expect(skipped).toHaveLength(ids.length)
+    const rows = await database.db
+      .selectFrom('crm.people')
+      .select(['id', 'first_name'])
+      .orderBy('id')
+      .execute()
+    expect(rows).toEqual(ids.map((id) => ({ id, first_name: `Burst ${id}` })).sort((a, b) => a.id - b.id))
+    for (const [i, id] of ids.entries())
+      expect(await fetchedAfter(id, inboxIds[i] as number)).toBeGreaterThanOrEqual(0)
   })
 })

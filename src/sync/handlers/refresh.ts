@@ -1,7 +1,8 @@
 // Refresh of one record: `show` with the resource's includes, then apply; 404 tombstones it. A
 // refresh is skipped when the row was written from a request sent after the record's latest delivery
 // arrived: that answer already holds every change the deliveries told of (a burst of deliveries that
-// trickles in while a refresh waits for the request budget costs one request, not two).
+// trickles in while a refresh waits for the request budget costs one request, not two). While many
+// refreshes of a resource wait, the newest page of its index answers them together (catch-up.ts).
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
 import type { UpstreamClients } from '../../api-client/index.ts'
@@ -11,6 +12,7 @@ import type { Db } from '../../store/database.ts'
 import { countRecentDeliveries, latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
 import { readFetchedAt } from '../../store/record-times.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
+import type { CatchUp } from '../catch-up.ts'
 import { checkDependants } from '../dependants.ts'
 import type { QueueRecordChecks } from '../job-queue.ts'
 import { recordJobContext } from './job-context.ts'
@@ -33,6 +35,8 @@ export interface RefreshHandlerDeps {
   onSkipped?: (resource: string) => void
   /** How long a refresh waits for its record to go quiet first (see `awaitQuiet`). */
   quiet?: QuietOptions
+  /** Reads the newest page of the index instead, while refreshes of the resource queue up (catch-up.ts). */
+  catchUp?: CatchUp
 }
 
 export interface QuietOptions {
@@ -91,7 +95,7 @@ export function createRefreshHandler(deps: RefreshHandlerDeps) {
 }
 
 async function refresh(
-  { db, clients, logger, onApplied, onSkipped, quiet, queueChecks }: RefreshHandlerDeps,
+  { db, clients, logger, onApplied, onSkipped, quiet, queueChecks, catchUp }: RefreshHandlerDeps,
   job: Job<unknown>,
 ) {
   const parsed = refreshJob.safeParse(job.data)
@@ -103,12 +107,20 @@ async function refresh(
   const client = resource.service === 'crm' ? clients.crm : clients.reservation
   if (!client) return // the reservation service is no longer configured
   const { id, receivedAt } = parsed.data
-  if (quiet && resource.webhookModel) await awaitQuiet(db, resource.webhookModel, id, quiet)
-  if (await answeredAlready(db, resource.webhookModel, resource, id)) {
+  const skip = async () => {
+    if (!(await answeredAlready(db, resource.webhookModel, resource, id))) return false
     onSkipped?.(resource.name)
     logger.debug('refresh skipped: a later fetch already answered it')
-    return
+    return true
   }
+  if (catchUp && (await catchUp.worthIt(resource))) {
+    // The walk in flight may have sent its request before this delivery arrived: then the next one.
+    for (let round = 0; round < 2; round++) {
+      await catchUp.join(resource)
+      if (await skip()) return
+    }
+  } else if (quiet && resource.webhookModel) await awaitQuiet(db, resource.webhookModel, id, quiet)
+  if (await skip()) return
   // Upstream failures throw: pg-boss retries the job with backoff.
   const result = await client.show(resource, id)
   if (result.status === 'found') {
