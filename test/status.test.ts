@@ -60,6 +60,7 @@ describe('collectStatus', () => {
       last_full_sync_at: null,
       last_run: null,
       active_sweep: null,
+      waiting_runs: [],
     })
     expect(Date.parse(status.generated_at)).not.toBeNaN()
     const withBoth = await collectStatus({ db: database.db, boss, config: withReservations })
@@ -107,6 +108,8 @@ describe('collectStatus', () => {
     const running = await runOf('crm.tasks', 'full')
     await claimSweep(database.db, running)
     await saveSweepProgress(database.db, running, { records: 500, pages: 1, remoteCount: 1200 })
+    // An operator's incremental request while the full sweep runs: it waits for it.
+    const waiting = await runOf('crm.tasks')
 
     const status = await collectStatus({ db: database.db, boss, config: crmOnly })
     const deals = status.resources.find((resource) => resource.resource === 'crm.deals')
@@ -128,6 +131,7 @@ describe('collectStatus', () => {
       remote_count: 1200,
       started_at: expect.stringMatching(/Z$/),
     })
+    expect(tasks?.waiting_runs).toEqual([waiting.runId])
   })
 
   it('counts the inbox by status and every queue of crm-sync', async () => {

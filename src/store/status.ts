@@ -30,13 +30,19 @@ export async function readLastSweeps(db: Db, resources: readonly string[]) {
   return result.rows
 }
 
-/** The unfinished (queued or running) sweeps, at most one per resource. */
+/**
+ * The unfinished (queued or running) sweeps: per resource the active one (its job sent) first, then
+ * those waiting for it in run order.
+ */
 export async function readUnfinishedSweeps(db: Db) {
   return db
     .selectFrom('sync.run_resources')
     .select(['run_id', 'resource', 'status', 'records', 'pages', 'remote_count', 'started_at', 'progress_at'])
+    .select(sql<boolean>`job_sent_at is null`.as('waiting'))
     .where('status', 'in', ['queued', 'running'])
     .orderBy('resource')
+    .orderBy(sql`job_sent_at is null`)
+    .orderBy('run_id')
     .execute()
 }
 

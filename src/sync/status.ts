@@ -36,6 +36,8 @@ export interface ResourceStatus {
     started_at: string | null
     progress_at: string
   } | null
+  /** Runs whose sweep of the resource waits for the active one to end, oldest first. */
+  waiting_runs: number[]
 }
 
 export interface QueueCounts {
@@ -121,7 +123,8 @@ export async function collectStatus({ db, boss, config }: StatusDeps): Promise<S
   ])
   const resources = counts.map(({ resource, liveRows, remoteCount, drift, state }): ResourceStatus => {
     const last = lastSweeps.find((sweep) => sweep.resource === resource)
-    const active = unfinished.find((sweep) => sweep.resource === resource)
+    const mine = unfinished.filter((sweep) => sweep.resource === resource)
+    const active = mine.find((sweep) => !sweep.waiting)
     return {
       resource,
       live_rows: liveRows,
@@ -151,6 +154,7 @@ export async function collectStatus({ db, boss, config }: StatusDeps): Promise<S
             progress_at: iso(active.progress_at) as string,
           }
         : null,
+      waiting_runs: mine.filter((sweep) => sweep.waiting).map((sweep) => sweep.run_id),
     }
   })
   return { generated_at: generatedAt.toISOString(), resources, queues, inbox }
