@@ -28,11 +28,6 @@ type Row = { id: number; updated_at: Date | null; _deleted_at: Date | null; [fie
 export interface TruthOptions {
   reservation?: boolean
   limit?: number
-  /**
-   * Tables whose deletions no webhook and no count reveals (tasks, reservation records): until a
-   * full reconciliation has run, their rows deleted upstream may still be live in the mirror.
-   */
-  awaitingFullSync?: readonly string[]
 }
 
 export async function differences(db: Db, sandbox: Sandbox, options: TruthOptions = {}) {
@@ -71,7 +66,6 @@ export async function differences(db: Db, sandbox: Sandbox, options: TruthOption
       }
     }
     for (const [id, row] of mirror) {
-      if (options.awaitingFullSync?.includes(entry.table)) break
       if (!row._deleted_at && !liveSet.has(id))
         note(`${entry.table} ${id}: live in the mirror, deleted upstream`)
     }
