@@ -287,9 +287,14 @@ function applyRule(resource: Resource, fetchedAt: string | null): RawBuilder<unk
   // was sent after its own (a sweep's page applied after a refresh that read a later state).
   const tieAccepts = sql`not (excluded._source = 'payload' and t._source = 'fetch')
     and not coalesce(excluded._source = 'fetch' and t._source = 'fetch' and excluded._fetched_at < t._fetched_at, false)`
+  // A fetch whose request was sent well after a payload's row was written (a minute: room for an API
+  // that shows a change a little after its webhook) read the upstream's state after that payload,
+  // whatever the dates say: a payload dated in the future (forged, a clock error) cannot pin its row.
+  const laterFetch = sql`(excluded._source = 'fetch' and t._source = 'payload'
+    and excluded._fetched_at > t._synced_at + interval '1 minute')`
   const liveRowAccepts = hasUpdatedAt(resource)
     ? sql`(t.updated_at is null or excluded.updated_at > t.updated_at
-          or (excluded.updated_at = t.updated_at and ${tieAccepts}))`
+          or (excluded.updated_at = t.updated_at and ${tieAccepts}) or ${laterFetch})`
     : tieAccepts
   return sql`(t._deleted_at is null and ${liveRowAccepts})
     or (t._deleted_at is not null and ${fetchedAt}::timestamptz > t._deleted_at)

@@ -134,6 +134,32 @@ describe('deliveries one at a time', () => {
     expect((await person(8))?._deleted_at).toBeInstanceOf(Date)
   })
 
+  it('fetches instead of applying a payload dated in the future; a later fetch replaces such a row', async () => {
+    const future = '2099-01-01T00:00:00.000+01:00'
+    await deliver('update', 'api', 9, { person: complete(9, future, 'Pinned') })
+    expect(await person(9)).toBeUndefined()
+    expect(await queuedRefreshes()).toEqual([{ resource: 'crm.people', id: 9 }])
+
+    // Such a row, written by an earlier version (or a forged payload just within the allowance): a
+    // fetch sent well after it was written (a sweep's, ten minutes later) wins, whatever the dates.
+    await upsertRecords(database.db, people, [complete(10, future, 'Pinned')], { source: 'payload' })
+    await sql`update crm.people set _synced_at = now() - interval '10 minutes' where id = 10`.execute(
+      database.db,
+    )
+    await upsertRecords(database.db, people, [complete(10, T0, 'Truth')], {
+      source: 'fetch',
+      fetchedAt: new Date(),
+    })
+    expect(await person(10)).toMatchObject({ name: 'Truth', _source: 'fetch' })
+    // A fetch sent right after the payload's row was written does not (the API may lag its webhooks).
+    await upsertRecords(database.db, people, [complete(11, future, 'Pinned')], { source: 'payload' })
+    await upsertRecords(database.db, people, [complete(11, T0, 'Early')], {
+      source: 'fetch',
+      fetchedAt: new Date(),
+    })
+    expect(await person(11)).toMatchObject({ name: 'Pinned' })
+  })
+
   it('falls back to a refresh when the payload cannot be used', async () => {
     await deliver('update', 'api', 9, { person: { ...complete(9, T0), updated_at: 'not a time' } })
     expect(await queuedRefreshes()).toEqual([{ resource: 'crm.people', id: 9 }])

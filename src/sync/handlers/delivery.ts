@@ -48,6 +48,10 @@ function completeRecord(resource: AnyResource, row: InboxRow): UpstreamRecord | 
 
 const second = (record: UpstreamRecord) => Date.parse(String(record.updated_at))
 
+// How far a payload's `updated_at` may lie ahead of this process's clock (clock skew) and still be
+// applied as it is.
+const FUTURE_ALLOWANCE_MS = 60_000
+
 interface RecordWork {
   /** Every delivery of the record in the batch, in order of arrival. */
   rows: InboxRow[]
@@ -79,6 +83,11 @@ async function applyPayloads(
     const last = atNewest.at(-1)
     if (!last || Number.isNaN(newest)) {
       entry.refreshFor ??= entry.payloads[0]?.row // no usable updated_at: fetch the record instead
+      continue
+    }
+    if (newest > Date.now() + FUTURE_ALLOWANCE_MS) {
+      // Dated beyond the upstream's clock as we know it: not trusted as it is; fetch the record.
+      entry.refreshFor ??= last.row
       continue
     }
     const held = current.get(id)?.getTime()
