@@ -100,6 +100,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
         },
       },
       reports: { hooks: hookStatus },
+      adminToken: config.adminToken,
       routes: [receiver, admin, createMetricsRoute(metrics)].filter((route) => route !== null),
     })
     workers = await startWorkers({

@@ -13,6 +13,7 @@ const SECRET = 'cli-secret-0123456789abcdef'
 let sandbox: Sandbox
 let database: TestDatabase
 let env: Record<string, string>
+const ADMIN_TOKEN = 'admin-token-0123456789'
 let cwd: string
 
 beforeAll(async () => {
@@ -26,6 +27,7 @@ beforeAll(async () => {
     DATABASE_URL: database.url,
     PUBLIC_URL: 'https://sync.example.com',
     WEBHOOK_SECRET: SECRET,
+    ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: 'warn',
   }
 })
@@ -77,7 +79,10 @@ describe('crm-sync start with PUBLIC_URL', () => {
     try {
       const body = await waitFor(
         async () => {
-          const response = await fetch(`http://127.0.0.1:${port}/readyz`)
+          // The reports quote upstream answers: only the admin token sees them.
+          const response = await fetch(`http://127.0.0.1:${port}/readyz`, {
+            headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+          })
           const json = (await response.json()) as { reports: { hooks: { state: string } } }
           return response.status === 200 && json.reports.hooks.state === 'registered' ? json : undefined
         },

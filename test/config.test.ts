@@ -38,7 +38,7 @@ describe('parseConfig', () => {
     const config = parseConfig({
       ...minimal,
       RESERVATION_BASE_URL: 'https://reservations.example.com',
-      RESERVATION_API_KEY: 'res-key',
+      RESERVATION_API_KEY: 'res-key-1',
       DATABASE_URL: 'postgres://user:pw@db:5432/mirror',
       PUBLIC_URL: 'https://sync.example.com',
       WEBHOOK_SECRET: 'a-secret-of-32-characters-or-so',
@@ -49,7 +49,7 @@ describe('parseConfig', () => {
       FULL_SYNC_CRON: '30 2 * * 1-5',
     })
     expect(config).toMatchObject({
-      reservation: { baseUrl: 'https://reservations.example.com', apiKey: 'res-key' },
+      reservation: { baseUrl: 'https://reservations.example.com', apiKey: 'res-key-1' },
       databaseUrl: 'postgres://user:pw@db:5432/mirror',
       publicUrl: 'https://sync.example.com',
       port: 8080,
@@ -114,8 +114,43 @@ describe('parseConfig', () => {
     })
   })
 
+  it('refuses implausibly short keys and secrets with whitespace, naming the variable', () => {
+    expect(problemsOf({ ...minimal, CRM_API_KEY: 'x', ADMIN_TOKEN: 'a token with spaces in it' })).toEqual([
+      'ADMIN_TOKEN may not contain spaces or other whitespace',
+      'CRM_API_KEY must be at least 8 characters',
+    ])
+  })
+
+  it('keeps deliveries and runs for days (0: for ever), refusing what is no whole number of days', () => {
+    expect(parseConfig(minimal).retention).toEqual({
+      inboxProcessedDays: 7,
+      inboxRejectedDays: 30,
+      runsDays: 90,
+    })
+    expect(
+      parseConfig({
+        ...minimal,
+        INBOX_PROCESSED_RETENTION_DAYS: '1',
+        INBOX_REJECTED_RETENTION_DAYS: '0',
+        RUNS_RETENTION_DAYS: '3650',
+      }).retention,
+    ).toEqual({ inboxProcessedDays: 1, inboxRejectedDays: null, runsDays: 3650 })
+    expect(
+      problemsOf({
+        ...minimal,
+        INBOX_PROCESSED_RETENTION_DAYS: '-1',
+        INBOX_REJECTED_RETENTION_DAYS: '7.5',
+        RUNS_RETENTION_DAYS: '3651',
+      }),
+    ).toEqual([
+      'INBOX_PROCESSED_RETENTION_DAYS must be a whole number from 0 to 3650',
+      'INBOX_REJECTED_RETENTION_DAYS must be a whole number from 0 to 3650',
+      'RUNS_RETENTION_DAYS must be at most 3650',
+    ])
+  })
+
   it('requires both reservation variables or neither', () => {
-    expect(problemsOf({ ...minimal, RESERVATION_API_KEY: 'k' })).toEqual([
+    expect(problemsOf({ ...minimal, RESERVATION_API_KEY: 'res-key-1' })).toEqual([
       expect.stringMatching(/^RESERVATION_BASE_URL is required when/),
     ])
   })

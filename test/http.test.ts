@@ -10,6 +10,7 @@ import {
 } from './support/database.ts'
 
 const database = useTestDatabase()
+const TOKEN = 'admin-token-0123456789'
 const others: TestDatabase[] = []
 afterAll(async () => {
   await Promise.all(others.map(dropTestDatabase))
@@ -60,12 +61,40 @@ describe('health and readiness', () => {
           throw new Error('2 of 12 hooks missing')
         },
       },
+      adminToken: TOKEN,
     })
-    const response = await app.request('/readyz')
+    const response = await app.request('/readyz', { headers: { authorization: `Bearer ${TOKEN}` } })
     expect(response.status).toBe(503)
     expect(await response.json()).toMatchObject({
       checks: { jobs: { ok: true }, hooks: { ok: false, error: '2 of 12 hooks missing' } },
     })
+  })
+
+  it('/readyz shows why, and the reports, only to the admin token (they quote upstream answers)', async () => {
+    const leaky = 'the CRM answered 422: https://sync.example.com/webhooks/crm/secret-in-path/person'
+    const app = createHttpApp({
+      db: database.db,
+      expectedMigrations: await migrationFileCount(),
+      readiness: {
+        hooks: async () => {
+          throw new Error(leaky)
+        },
+      },
+      reports: { hooks: () => ({ state: 'failing', last_error: leaky }) },
+      adminToken: TOKEN,
+    })
+    for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }]) {
+      const response = await app.request('/readyz', { headers })
+      expect(response.status).toBe(503)
+      const text = await response.text()
+      expect(text).not.toContain('secret-in-path')
+      expect(JSON.parse(text)).toEqual({
+        status: 'not ready',
+        checks: { database: { ok: true }, migrations: { ok: true }, hooks: { ok: false } },
+      })
+    }
+    const admin = await app.request('/readyz', { headers: { authorization: `Bearer ${TOKEN}` } })
+    expect(await admin.json()).toMatchObject({ reports: { hooks: { last_error: leaky } } })
   })
 
   it('answers unknown paths with a JSON 404', async () => {

@@ -1,7 +1,8 @@
 // The request core shared by both upstream clients: budget, timeout, retries, typed failures.
 // Nothing here logs or throws a URL: the CRM's key may sit in the query string, and every text that
-// came from outside (bodies, network errors) has the secrets scrubbed before anybody sees it.
-import type { Logger } from '../log.ts'
+// came from outside and goes into an error (a failure's body, network errors) has the secrets, and the
+// secret parts of URLs (a hook's target), scrubbed before anybody sees it. Data is never scrubbed.
+import { type Logger, secretScrubber } from '../log.ts'
 import { serialize, storable } from '../store/jsonb.ts'
 import type { Budget } from './budget.ts'
 import type { Clock } from './clock.ts'
@@ -42,8 +43,8 @@ export interface UpstreamSettings {
   baseUrl: string
   /** Puts the credential on a request (a header, or the query for the CRM's `apikey` mode). */
   authorize(url: URL, headers: Headers): void
-  /** Strings that must never reach an error or a log line. */
-  secrets: string[]
+  /** Strings that must never reach an error or a log line (8 characters or more; see log.ts). */
+  secrets: readonly string[]
   timeoutMs: number
   maxRetries: number
   /** How long a 429 without a usable Retry-After pauses everybody. */
@@ -77,7 +78,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
   const { service } = settings
   const { budget, clock, logger, metrics } = deps
   const random = deps.random ?? Math.random
-  const scrub = scrubber(settings.secrets)
+  const scrub = secretScrubber(settings.secrets)
 
   async function exchange(request: UpstreamRequest): Promise<Outcome> {
     const url = new URL(`${settings.baseUrl}/api/${request.path}`)
@@ -98,11 +99,14 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
         // Not followed: fetch would carry the X-apikey header to wherever the redirect points.
         redirect: 'manual',
       })
-      const text = scrub(await response.text())
+      // Data is kept as it came (a key may well occur in a record's fields); the body of a failure,
+      // which ends up in error messages, logs and `last_error`, is scrubbed.
+      const text = await response.text()
+      const ok = response.status >= 200 && response.status < 300
       return {
         kind: 'answer',
         status: response.status,
-        body: parseBody(text),
+        body: parseBody(ok ? text : scrub(text)),
         retryAfter: response.headers.get('retry-after'),
       }
     } catch (error) {
@@ -238,17 +242,4 @@ function describeNetworkError(error: unknown): string {
   const cause = error.cause as { code?: unknown; message?: unknown } | undefined
   const detail = [cause?.code, cause?.message].filter((part) => typeof part === 'string').join(': ')
   return detail ? `${error.message} (${detail})` : error.message
-}
-
-/** Replaces every secret, raw or URL-encoded, by `[redacted]`. */
-export function scrubber(secrets: string[]): (text: string) => string {
-  const forms = secrets
-    .filter((secret) => secret.length > 0)
-    .flatMap((secret) => [
-      secret,
-      encodeURIComponent(secret),
-      new URLSearchParams({ s: secret }).toString().slice(2),
-    ])
-  const unique = [...new Set(forms)].sort((a, b) => b.length - a.length)
-  return (text) => unique.reduce((scrubbed, secret) => scrubbed.replaceAll(secret, '[redacted]'), text)
 }

@@ -1,5 +1,6 @@
 // The door of src/api-client: the only code that speaks HTTP to the upstream services.
 import type { Config } from '../config/index.ts'
+import { configSecrets } from '../log.ts'
 import { type CrmClient, createCrmClient } from './crm.ts'
 import type { ClientDeps } from './reader.ts'
 import { createReservationClient, type ReservationClient } from './reservation.ts'
@@ -30,7 +31,7 @@ export interface UpstreamClients {
 
 export function createUpstreamClients(config: Config, deps: ClientDeps): UpstreamClients {
   const { timeoutSeconds, maxRetries, maxPages } = config.upstream
-  const common = { timeoutSeconds, maxRetries, maxPages }
+  const common = { timeoutSeconds, maxRetries, maxPages, secrets: configSecrets(config) }
   return {
     crm: createCrmClient({ ...config.crm, ...config.upstream.crm, ...common }, deps),
     reservation: config.reservation

@@ -14,6 +14,8 @@ import { type Drift, type FetchedRecord, parseRecord, parseRecords, unwrap } fro
 export interface ClientSettings {
   baseUrl: string
   apiKey: string
+  /** Further secrets that must never reach an error (the webhook secret, the admin token). */
+  secrets?: readonly string[]
   /** Requests the upstream allows per window, summed over every replica. */
   requests: number
   windowSeconds: number
@@ -103,7 +105,7 @@ export function openUpstream(
       service,
       baseUrl: settings.baseUrl,
       authorize,
-      secrets: [settings.apiKey],
+      secrets: [settings.apiKey, ...(settings.secrets ?? [])],
       timeoutMs,
       maxRetries: settings.maxRetries,
       // Without a Retry-After, one whole window is sure to have passed.

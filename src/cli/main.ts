@@ -2,7 +2,7 @@
 // and runs it. Exit codes: 0 done, 1 failed, 2 invalid configuration or usage, 130 interrupted.
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from '../config/index.ts'
-import { configSecrets, createLogger, type Logger } from '../log.ts'
+import { configSecrets, createLogger, type Logger, secretScrubber } from '../log.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
 import { hooksCommand } from './hooks.ts'
 import { migrateCommand } from './migrate.ts'
@@ -126,7 +126,9 @@ export async function run(argv: string[]): Promise<number> {
     return await command.run(context)
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(error.message, command.usage)
-    const message = error instanceof Error ? error.message : String(error)
+    // Printed past the logger's masking: scrubbed here of the secrets, and of the secret parts of URLs.
+    const scrub = secretScrubber(configSecrets(config))
+    const message = scrub(error instanceof Error ? error.message : String(error))
     if (command.service) logger.error({ err: error }, `${name} failed: ${message}`)
     else {
       logger.debug({ err: error }, `${name} failed`)

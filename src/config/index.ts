@@ -1,5 +1,6 @@
 // The one place that reads the environment. Everything else receives a parsed `Config`.
 import { existsSync, readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { z } from 'zod'
@@ -22,7 +23,22 @@ const postgresUrl = z
   )
 
 const secret = (minLength: number) =>
-  z.string().min(minLength, `must be at least ${minLength} characters`).max(4096, 'is too long')
+  z
+    .string()
+    .min(minLength, `must be at least ${minLength} characters`)
+    .max(4096, 'is too long')
+    .regex(/^\S+$/, 'may not contain spaces or other whitespace')
+
+const host = z
+  .string()
+  .refine(
+    (value) =>
+      isIP(value) !== 0 ||
+      /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(value),
+    'must be an IP address (such as 127.0.0.1, 0.0.0.0 or ::) or a host name',
+  )
+
+const flag = z.enum(['true', 'false'], 'must be true or false').transform((value) => value === 'true')
 
 const integer = (min: number, max: number) =>
   z
@@ -42,9 +58,10 @@ const cron = z
 
 const environment = z.object({
   CRM_BASE_URL: httpUrl,
-  CRM_API_KEY: secret(1),
+  // Shorter keys are not plausible, and could not be told apart from ordinary text in error messages.
+  CRM_API_KEY: secret(8),
   RESERVATION_BASE_URL: httpUrl.optional(),
-  RESERVATION_API_KEY: secret(1).optional(),
+  RESERVATION_API_KEY: secret(8).optional(),
   DATABASE_URL: postgresUrl.optional(),
   PUBLIC_URL: httpUrl.optional(),
   WEBHOOK_SECRET: secret(16)
@@ -52,6 +69,13 @@ const environment = z.object({
     .optional(),
   ADMIN_TOKEN: secret(16).optional(),
   PORT: integer(1, 65535).default(3000),
+  // Unset: every interface, IPv6 and IPv4, as in a container; 127.0.0.1 keeps the port to this host.
+  HOST: host.optional(),
+  // /metrics is open like /healthz unless this asks for ADMIN_TOKEN there too.
+  METRICS_REQUIRE_TOKEN: flag.default(false),
+  // SIGTERM or SIGINT ends the process within this many seconds; keep it below the orchestrator's
+  // grace period (Docker: --stop-timeout, Kubernetes: terminationGracePeriodSeconds).
+  SHUTDOWN_TIMEOUT_SECONDS: integer(2, 3600).default(30),
   HOOK_OBJECT_TYPE: z
     .enum(HOOK_OBJECT_TYPES, `must be one of ${HOOK_OBJECT_TYPES.join(', ')}`)
     .default('lean'),
@@ -86,6 +110,11 @@ const environment = z.object({
   // The share of each upstream's budget that incremental sweeps may spend on average verifying what
   // their newest pages cannot show: counts, and complete walks of resources without a count route.
   RECONCILE_BUDGET_PERCENT: integer(1, 100).default(50),
+  // Days the inbox keeps deliveries once done with (applied; rejected or given up, kept longer for
+  // inspection and a replay) and sync.runs keeps finished runs; 0 keeps them for ever.
+  INBOX_PROCESSED_RETENTION_DAYS: integer(0, 3650).default(7),
+  INBOX_REJECTED_RETENTION_DAYS: integer(0, 3650).default(30),
+  RUNS_RETENTION_DAYS: integer(0, 3650).default(90),
 })
 
 // Rules between variables. Checked on the raw values, so that they are reported together with the
@@ -100,6 +129,8 @@ function crossProblems(env: Record<string, string>): string[] {
   }
   if (env.PUBLIC_URL && !env.WEBHOOK_SECRET)
     problems.push('WEBHOOK_SECRET is required when PUBLIC_URL is set')
+  if (env.METRICS_REQUIRE_TOKEN === 'true' && !env.ADMIN_TOKEN)
+    problems.push('ADMIN_TOKEN is required when METRICS_REQUIRE_TOKEN is true')
   return problems
 }
 
@@ -117,6 +148,9 @@ function toConfig(env: z.output<typeof environment>) {
     webhookSecret: env.WEBHOOK_SECRET ?? null,
     adminToken: env.ADMIN_TOKEN ?? null,
     port: env.PORT,
+    host: env.HOST ?? null,
+    metricsRequireToken: env.METRICS_REQUIRE_TOKEN,
+    shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     hookObjectType: env.HOOK_OBJECT_TYPE,
     incrementalSyncIntervalSeconds: env.INCREMENTAL_SYNC_INTERVAL,
     fullSyncCron: env.FULL_SYNC_CRON,
@@ -127,6 +161,12 @@ function toConfig(env: z.output<typeof environment>) {
     refreshCoalesceSeconds: env.REFRESH_COALESCE_SECONDS,
     refreshQuietMs: env.REFRESH_QUIET_MS,
     reconcileBudgetPercent: env.RECONCILE_BUDGET_PERCENT,
+    // Days after which rows are pruned; null: kept for ever.
+    retention: {
+      inboxProcessedDays: env.INBOX_PROCESSED_RETENTION_DAYS || null,
+      inboxRejectedDays: env.INBOX_REJECTED_RETENTION_DAYS || null,
+      runsDays: env.RUNS_RETENTION_DAYS || null,
+    },
     upstream: {
       timeoutSeconds: env.UPSTREAM_TIMEOUT_SECONDS,
       maxRetries: env.UPSTREAM_MAX_RETRIES,

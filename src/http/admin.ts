@@ -5,11 +5,11 @@ import { type Context, Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
 import type { Logger } from '../log.ts'
-import { secretMatches } from '../receiver/secret.ts'
 import type { Db } from '../store/database.ts'
 import { type RunView, readRun } from '../store/runs.ts'
 import { type RunDeps, RunRequestError, startRun } from '../sync/runs.ts'
 import type { Status } from '../sync/status.ts'
+import { carriesToken } from './bearer.ts'
 
 export interface AdminDependencies {
   /** ADMIN_TOKEN: requests carry it as `Authorization: Bearer <token>`. */
@@ -83,11 +83,6 @@ export function runBody(run: RunView) {
   }
 }
 
-function bearerToken(c: Context): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')
-  return match?.[1]
-}
-
 async function readJsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok: false }> {
   const text = await c.req.text()
   if (text.trim() === '') return { ok: true, value: {} } // `curl -X POST` without a body asks for the defaults
@@ -103,7 +98,7 @@ export function createAdminApi({ token, db, runs, status, logger }: AdminDepende
 
   // Before routing: a wrong token learns nothing, not even which admin paths exist.
   const authorize = async (c: Context, next: () => Promise<void>) => {
-    if (!secretMatches(bearerToken(c), token)) {
+    if (!carriesToken(c, token)) {
       return c.json({ error: 'unauthorized: send Authorization: Bearer <ADMIN_TOKEN>' }, 401, {
         'WWW-Authenticate': 'Bearer realm="crm-sync admin"',
       })

@@ -3,6 +3,7 @@ import { Hono } from 'hono'
 import { sql } from 'kysely'
 import type { Db } from '../store/database.ts'
 import { appliedMigrationCount } from '../store/migrate.ts'
+import { carriesToken } from './bearer.ts'
 
 export interface HttpDependencies {
   db: Db
@@ -14,6 +15,11 @@ export interface HttpDependencies {
   reports?: Record<string, () => unknown>
   /** Sub-applications mounted at the root (the webhook receiver, the admin API, /metrics). */
   routes?: Hono[]
+  /**
+   * ADMIN_TOKEN: /readyz shows why a check failed, and the reports, only to a request that carries it
+   * (they quote upstream answers); to anybody else, the status and which checks passed.
+   */
+  adminToken?: string | null
 }
 
 type Check = { ok: true } | { ok: false; error: string }
@@ -33,6 +39,7 @@ export function createHttpApp({
   readiness = {},
   reports = {},
   routes = [],
+  adminToken = null,
 }: HttpDependencies): Hono {
   const app = new Hono()
   for (const route of routes) app.route('/', route)
@@ -57,8 +64,16 @@ export function createHttpApp({
     )
     const checks = { database, migrations, ...others }
     const ready = Object.values(checks).every((result) => result.ok)
+    const status = ready ? 'ready' : 'not ready'
+    const code = ready ? 200 : 503
+    if (!adminToken || !carriesToken(c, adminToken)) {
+      const passed = Object.fromEntries(
+        Object.entries(checks).map(([name, result]) => [name, { ok: result.ok }]),
+      )
+      return c.json({ status, checks: passed }, code)
+    }
     const reported = Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, report()]))
-    return c.json({ status: ready ? 'ready' : 'not ready', checks, reports: reported }, ready ? 200 : 503)
+    return c.json({ status, checks, reports: reported }, code)
   })
 
   app.notFound((c) => c.json({ error: 'not found' }, 404))

@@ -73,9 +73,9 @@ describe('secrets', () => {
     // The bodies are kept, with the key scrubbed (not dropped).
     expect(errors[0]?.body).toEqual({
       error: 'not authorized',
-      description: 'key [redacted] ([redacted]) unknown',
+      description: 'key *** (***) unknown',
     })
-    expect(errors[3]?.message).toContain('[redacted]')
+    expect(errors[3]?.message).toContain('***')
 
     for (const error of errors) logger.error({ err: error }, 'sync failed')
     const texts = [...errors.flatMap(renderings), ...lines, ...hanging.lines]
@@ -92,10 +92,33 @@ describe('secrets', () => {
       .matchHeader('authorization', `Token token="${RESERVATION_KEY}"`)
       .reply(403, `Token token="${RESERVATION_KEY}" is not allowed`)
     const error = await caught(client.countContacts())
-    expect(error.body).toBe('Token token="[redacted]" is not allowed')
+    expect(error.body).toBe('Token token="***" is not allowed')
     logger.error({ err: error }, 'sync failed')
     for (const text of [...renderings(error), ...lines]) {
       for (const form of forms(RESERVATION_KEY)) expect(text).not.toContain(form)
     }
+  })
+
+  it("never mask data: a key that occurs in a record's fields is kept there", async () => {
+    const { client } = crmClient(database.db)
+    const person = { id: 7, name: `Max ${CRM_KEY}`, updated_at: '2022-12-14T15:53:43.000+01:00' }
+    nock(CRM_URL).get('/api/people/7').query(true).reply(200, { person })
+    const answer = await client.show(people, 7)
+    expect(answer).toMatchObject({ status: 'found', record: { name: `Max ${CRM_KEY}` } })
+  })
+
+  it("mask a hook's target (the webhook secret in its path) that an error body echoes", async () => {
+    const secret = 'whsec-0123456789abcdef'
+    const { client, logger, lines } = crmClient(database.db, { secrets: [secret] })
+    const target = `https://sync.example.com/webhooks/crm/${secret}/person`
+    nock(CRM_URL)
+      .post('/api/hooks')
+      .reply(422, { target_url: [`${target} is not reachable`], secret_hint: secret })
+    const error = await caught(
+      client.createHook({ model: 'person', event: 'update', target_url: target, object_type: 'lean' }),
+    )
+    logger.error({ err: error }, 'registration failed')
+    for (const text of [...renderings(error), ...lines]) expect(text).not.toContain(secret)
+    expect(error.message).toContain('/webhooks/crm/***')
   })
 })
