@@ -26,14 +26,17 @@ export const QUEUES = {
   },
   // Fetch one record and apply it. Stately, keyed by resource and id: a burst of deliveries for one
   // record costs one fetch in flight plus one queued, and the queued one runs after the active one.
+  // A refresh of a process that died is failed once its heartbeat is 10 s stale (not at its 300 s
+  // expiry), so that it, and the newer refreshes of its record it holds back, run again at once.
   refresh: {
     name: 'record-refresh',
     policy: 'stately',
     notify: true,
     retryLimit: 10,
-    retryDelay: 2,
+    retryDelay: 1,
     retryBackoff: true,
     retryDelayMax: 300,
+    heartbeatSeconds: 10,
     expireInSeconds: 300,
     deadLetter: DEAD_LETTER_QUEUE,
   },
@@ -44,7 +47,7 @@ export const QUEUES = {
     name: 'resource-sweep',
     policy: 'standard',
     retryLimit: 5,
-    retryDelay: 5,
+    retryDelay: 1,
     retryBackoff: true,
     retryDelayMax: 120,
     heartbeatSeconds: 10,
@@ -69,16 +72,23 @@ export async function startJobQueue(connectionString: string, logger: Logger): P
     max: 6,
     application_name: 'crm-sync:jobs',
     useListenNotify: true,
-    // A sweep whose process died is noticed by its missed heartbeats; supervising every 10 s
-    // (not pg-boss's 60 s) lets a replica or a restart resume it within half a minute.
-    superviseIntervalSeconds: 10,
+    // A sweep or refresh whose process died is noticed by its missed heartbeats (10 s, the least
+    // pg-boss allows); supervising every 2 s (not pg-boss's 60 s) lets a replica or a restart take it
+    // up again within about 15 s.
+    superviseIntervalSeconds: 2,
     monitorIntervalSeconds: 10,
   })
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'))
   await boss.start()
+  // Policies are set at every start, so that a new version's take effect on queues an older one made
+  // (only a queue's policy cannot change).
   for (const queue of Object.values(QUEUES)) {
     const { name, ...options } = queue
     if (!(await boss.getQueue(name))) await boss.createQueue(name, options)
+    else {
+      const { policy: _, ...changeable } = options as typeof options & { policy?: unknown }
+      await boss.updateQueue(name, changeable)
+    }
   }
   return boss
 }

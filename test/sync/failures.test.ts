@@ -101,9 +101,25 @@ describe('failures', () => {
     first.child.kill('SIGKILL')
     await first.exited
     const killedAt = Date.now()
+    const { rows: atKill } = await sql<{ pages: number }>`
+      select pages from sync.run_resources where resource = 'crm.people' and status = 'running'`.execute(db)
 
     const second = runCli(['start'], { cwd, env })
     children.push(second)
+    // The killed sweep's heartbeat goes stale in 10 s and is noticed within 2 more: it is taken up
+    // again (its pages move on) well within 20 s, not at its expiry.
+    await waitFor(
+      async () => {
+        const { rows } = await sql<{ pages: number }>`
+          select pages from sync.run_resources where resource = 'crm.people' order by run_id limit 1`.execute(
+          db,
+        )
+        return (rows[0]?.pages ?? 0) > (atKill[0]?.pages ?? 0) ? true : undefined
+      },
+      20_000,
+      'the killed sweep taken up again',
+    )
+    const resumed = Date.now() - killedAt
     await waitFor(
       async () => ((await differences(db, upstream)).length === 0 ? true : undefined),
       240_000,
@@ -123,7 +139,7 @@ describe('failures', () => {
       'the interrupted sweep to finish',
     )
     console.log(
-      `killed mid-sweep: converged ${elapsed} ms after the kill; people sweeps ${JSON.stringify(rows)}`,
+      `killed mid-sweep: resumed ${resumed} ms and converged ${elapsed} ms after the kill; people sweeps ${JSON.stringify(rows)}`,
     )
   }, 300_000)
 })
