@@ -1,3 +1,4 @@
+import { Hono } from 'hono'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createHttpApp } from '../src/http/app.ts'
 import { createDb, createPool } from '../src/store/database.ts'
@@ -95,6 +96,26 @@ describe('health and readiness', () => {
     }
     const admin = await app.request('/readyz', { headers: { authorization: `Bearer ${TOKEN}` } })
     expect(await admin.json()).toMatchObject({ reports: { hooks: { last_error: leaky } } })
+  })
+
+  it('answers 503 without internals when the database is down under a route, 500 without detail otherwise', async () => {
+    const pool = createPool('postgres://nobody@127.0.0.1:1/none')
+    const down = createDb(pool)
+    const route = new Hono()
+    route.get('/admin/things', async (c) => c.json(await down.selectFrom('sync.runs').selectAll().execute()))
+    route.get('/broken', () => {
+      throw new Error('secret internals at db.internal:5432')
+    })
+    const app = createHttpApp({ db: database.db, expectedMigrations: 1, routes: [route] })
+    const unavailable = await app.request('/admin/things')
+    expect(unavailable.status).toBe(503)
+    const text = await unavailable.text()
+    expect(text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/)
+    expect(JSON.parse(text)).toEqual({ error: 'the database is unavailable; try again shortly' })
+    const broken = await app.request('/broken')
+    expect(broken.status).toBe(500)
+    expect(await broken.json()).toEqual({ error: 'internal error' })
+    await pool.end()
   })
 
   it('answers unknown paths with a JSON 404', async () => {

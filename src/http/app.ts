@@ -1,8 +1,10 @@
 // The HTTP surface: health and readiness; the receiver, the admin API and /metrics are mounted here.
 import { Hono } from 'hono'
 import { sql } from 'kysely'
+import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { appliedMigrationCount } from '../store/migrate.ts'
+import { isTransientDatabaseError } from '../sync/sweep.ts'
 import { carriesToken } from './bearer.ts'
 
 export interface HttpDependencies {
@@ -20,6 +22,7 @@ export interface HttpDependencies {
    * (they quote upstream answers); to anybody else, the status and which checks passed.
    */
   adminToken?: string | null
+  logger?: Logger
 }
 
 type Check = { ok: true } | { ok: false; error: string }
@@ -40,6 +43,7 @@ export function createHttpApp({
   reports = {},
   routes = [],
   adminToken = null,
+  logger,
 }: HttpDependencies): Hono {
   const app = new Hono()
   for (const route of routes) app.route('/', route)
@@ -77,6 +81,14 @@ export function createHttpApp({
   })
 
   app.notFound((c) => c.json({ error: 'not found' }, 404))
-  app.onError((error, c) => c.json({ error: 'internal error', detail: error.message }, 500))
+  // Never an internal message (it may name hosts and ports): a database that went away is a 503 the
+  // caller may retry, anything else a bare 500, logged here.
+  app.onError((error, c) => {
+    if (isTransientDatabaseError(error)) {
+      return c.json({ error: 'the database is unavailable; try again shortly' }, 503, { 'Retry-After': '5' })
+    }
+    logger?.error({ err: error, path: c.req.path }, 'request failed')
+    return c.json({ error: 'internal error' }, 500)
+  })
   return app
 }
