@@ -114,10 +114,27 @@ export interface LoggerOptions {
   secrets?: readonly (string | null | undefined)[]
 }
 
+// Properties some errors carry that are whole objects of a library, not facts about the failure: a pg
+// error can hold its client (3 KB, with the backend's cancel key), a fetch error its request.
+const ERROR_BAGGAGE = new Set(['client', 'connection', 'request', 'response', 'socket', 'pool', 'config'])
+
+/** pino's error serializer, without library objects that errors drag along. */
+export function serializeError(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error) as unknown
+  if (typeof serialized !== 'object' || serialized === null) return serialized
+  const fields = Object.entries(serialized as Record<string, unknown>).filter(
+    ([key, value]) => !(ERROR_BAGGAGE.has(key) && typeof value === 'object' && value !== null),
+  )
+  return Object.fromEntries(
+    fields.map(([key, value]) => [key, key === 'cause' ? serializeError(value) : value]),
+  )
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const base: pino.LoggerOptions = {
     level: options.level ?? 'info',
     base: { service: 'crm-sync' },
+    serializers: { err: serializeError },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     mixin: contextFields,
     hooks: { streamWrite: secretScrubber(options.secrets ?? []) },

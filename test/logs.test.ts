@@ -8,6 +8,7 @@ import { type Config, parseConfig } from '../src/config/index.ts'
 import { configSecrets, createLogger, MASK, secretScrubber, withLogContext } from '../src/log.ts'
 import { type Running, start } from '../src/main.ts'
 import { type Sandbox, startSandbox } from '../src/sandbox/index.ts'
+import { createPool } from '../src/store/database.ts'
 import { freePort } from '../src/store/embedded-postgres.ts'
 import { insertAcceptedDelivery } from '../src/store/inbox.ts'
 import { createRun } from '../src/store/runs.ts'
@@ -135,6 +136,22 @@ describe('secrets', () => {
     const { logger, records } = capture({ secrets: ['1', 'true', 'abc'] })
     logger.info({ count: 1, ok: true, name: 'abc' }, 'ordinary values')
     expect(records()[0]).toMatchObject({ count: 1, ok: true, name: 'abc' })
+  })
+})
+
+describe('errors', () => {
+  it('are logged without the library objects they carry (a pg client and its cancel key)', async () => {
+    const { logger, lines, records } = capture()
+    const pool = createPool('postgres://nobody@127.0.0.1:1/none')
+    const failure = await pool.query('select 1').catch((error: unknown) => error as Error)
+    // What pg hands back from a broken connection: the error, with its client attached.
+    const client = { processID: 4242, secretKey: 987654321, connectionParameters: { host: 'db' } }
+    Object.assign(failure, { client })
+    logger.error({ err: failure }, 'the database went away')
+    await pool.end()
+    const [line] = records()
+    expect(line?.err).toMatchObject({ type: 'Error', message: expect.stringContaining('ECONNREFUSED') })
+    expect(lines.join('\n')).not.toContain('987654321')
   })
 })
 
