@@ -50,6 +50,10 @@ export async function walkPages(
   let nextPage = from.nextPage
   let newestFirst = true
   let previous = Number.POSITIVE_INFINITY
+  // Records that change during the walk jump to the front, and offset paging then shows the tail of
+  // the page before again: those repeats are not out of order. Only the last page's ids are kept
+  // (memory stays flat however long the walk); a shift of more than a page is taken as disorder.
+  let previousIds = new Set<number>()
   let newer = 0
   let fetching: Promise<IteratorResult<RecordPage>> | null = pages.next()
   try {
@@ -60,12 +64,16 @@ export async function walkPages(
       const page = step.value
       nextPage = page.page + 1
       const times = page.records.map((record) => Date.parse(record.updated_at ?? ''))
-      if (order && newestFirst && !descending(times, previous)) {
+      const unseen = page.records
+        .filter((record) => !previousIds.has(record.id))
+        .map((record) => Date.parse(record.updated_at ?? ''))
+      previousIds = new Set(page.records.map((record) => record.id))
+      if (order && newestFirst && !descending(unseen, previous)) {
         // Stopping early is only safe on an ordered index; walk to the end instead.
         newestFirst = false
         ctx.logger.warn({ page: page.page }, 'index pages are not ordered by updated_at; walking every page')
       }
-      previous = times.at(-1) ?? previous
+      previous = unseen.at(-1) ?? previous
       newer += watermark === null ? times.length : times.filter((time) => !(time < watermark)).length
       const stop =
         watermark !== null && newestFirst && times.length > 0 && times.every((time) => time < watermark)

@@ -220,6 +220,34 @@ describe('incremental sweeps', () => {
     expect(await deletedIds(database.db, tasks)).toEqual([task])
   })
 
+  it('take the repeats that records changing during the walk push onto the next page as order', async () => {
+    const config = sandboxConfig(sandbox)
+    const deps = sweepDeps(database.db, config)
+    await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
+    const order = peopleNewestFirst()
+    // A watermark at the 50th newest record (the seeded records' times are seconds apart): the walk
+    // has three pages of 20 to read.
+    const fiftieth = sandbox.control.crm.get('people', order[49] as number) as unknown as {
+      updated_at: string
+    }
+    await sql`update sync.resource_state set watermark = ${fiftieth.updated_at}::timestamptz
+      where resource = 'crm.people'`.execute(database.db)
+    // After page 1, five old records change: they jump to the front, and page 2 begins with the
+    // last five records of page 1 again, newer than the end of page 1.
+    const shifting = sweepDeps(database.db, config, {
+      wrap: tapped((page) => {
+        if (page !== 1) return
+        for (const id of order.slice(-5)) sandbox.control.crm.update('people', id, { name: 'Moved' })
+      }),
+    })
+    const runId = await sweep(shifting, { mode: 'incremental', resources: ['crm.people'] })
+    const swept = (await readRun(database.db, runId))?.resources[0]
+    expect(swept).toMatchObject({ status: 'succeeded', reconciled: 0 })
+    expect(swept?.pages).toBeLessThanOrEqual(4) // not every one of the 10
+    await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
+    expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+  })
+
   it('walk every page when the index is not in updated_at order (never stop early on a guess)', async () => {
     const config = sandboxConfig(sandbox)
     await sweep(sweepDeps(database.db, config), { mode: 'incremental', resources: ['crm.people'] })
