@@ -309,6 +309,7 @@ describe('GET /admin/status', () => {
       resources: { resource: string; active_sweep: unknown; live_rows: number }[]
       queues: Record<string, { queued: number; active: number; failed: number }>
       inbox: Record<string, number>
+      inbox_bytes: number
     }
     expect(status.resources.map((resource) => resource.resource)).toEqual(crmResources)
     const companies = status.resources.find((resource) => resource.resource === 'crm.companies')
@@ -326,6 +327,7 @@ describe('GET /admin/status', () => {
       expect(counts).toMatchObject({ queued: expect.any(Number), active: expect.any(Number) })
     }
     expect(status.inbox).toEqual({ accepted: 0, rejected: 0, processed: 0, failed: 0 })
+    expect(status.inbox_bytes).toBeGreaterThan(0)
   })
 })
 

@@ -1,6 +1,6 @@
 // /metrics: the names, and that each one moves with what it counts. Unit tests drive createMetrics
 // directly; the last test watches the running service do the work.
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createUpstreamMetrics } from '../src/api-client/index.ts'
 import { parseConfig } from '../src/config/index.ts'
@@ -10,7 +10,7 @@ import { createMetrics, type MetricsSources } from '../src/metrics/index.ts'
 import { increment } from '../src/receiver/counters.ts'
 import { people } from '../src/resources/index.ts'
 import { type Sandbox, startSandbox } from '../src/sandbox/index.ts'
-import { insertAcceptedDelivery, markDeliveryProcessed } from '../src/store/inbox.ts'
+import { insertAcceptedDelivery, insertRejectedDelivery, markDeliveryProcessed } from '../src/store/inbox.ts'
 import { upsertRecords } from '../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, type RunView } from '../src/store/runs.ts'
 import { writeResourceState } from '../src/store/sync-state.ts'
@@ -58,6 +58,8 @@ const OWN_METRICS = {
   crm_sync_webhook_unauthorized_total: 'counter',
   crm_sync_inbox_depth: 'gauge',
   crm_sync_inbox_oldest_age_seconds: 'gauge',
+  crm_sync_inbox_bytes: 'gauge',
+  crm_sync_pruned_rows_total: 'counter',
   crm_sync_queue_jobs: 'gauge',
   crm_sync_jobs_total: 'counter',
   crm_sync_upstream_requests_total: 'counter',
@@ -189,6 +191,18 @@ describe('events counted as they happen', () => {
     expect(sampleOf(text, 'crm_sync_run_duration_seconds_sum', { outcome: 'failed' })).toBe(4)
   })
 
+  it('counts the rows retention pruned by table and status', async () => {
+    const { metrics } = metricsWith()
+    metrics.rowsPruned('sync.inbox', 'processed', 1000)
+    metrics.rowsPruned('sync.inbox', 'processed', 12)
+    metrics.rowsPruned('sync.runs', 'succeeded', 3)
+    const text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_pruned_rows_total', { table: 'sync.inbox', status: 'processed' })).toBe(
+      1012,
+    )
+    expect(sampleOf(text, 'crm_sync_pruned_rows_total', { table: 'sync.runs', status: 'succeeded' })).toBe(3)
+  })
+
   it("names only the sweep whose end finished its run (the run's duration is counted once)", async () => {
     const created = await createRun(
       database.db,
@@ -236,6 +250,27 @@ describe('gauges read from the database at each scrape', () => {
     for (const id of ids) await markDeliveryProcessed(database.db, id)
     text = await metrics.scrape()
     expect(sampleOf(text, 'crm_sync_inbox_depth')).toBe(0)
+  })
+
+  it("follows the inbox's size on disk", async () => {
+    const { metrics } = metricsWith()
+    const before = sampleOf(await metrics.scrape(), 'crm_sync_inbox_bytes') ?? 0
+    expect(before).toBeGreaterThan(0) // its indexes, at least
+    // A rejected body near the limit, random so that compression cannot hide it.
+    const body = randomBytes(384 * 1024).toString('base64')
+    await insertRejectedDelivery(database.db, {
+      model: null,
+      event: null,
+      shape: null,
+      record_id: null,
+      payload: null,
+      body,
+      reason: 'not JSON',
+      job_id: null,
+    })
+    expect(sampleOf(await metrics.scrape(), 'crm_sync_inbox_bytes')).toBeGreaterThanOrEqual(
+      before + 384 * 1024,
+    )
   })
 
   it('follows the queues as pg-boss counts them', async () => {

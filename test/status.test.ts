@@ -153,6 +153,11 @@ describe('collectStatus', () => {
     )
     const status = await collectStatus({ db: database.db, boss, config: crmOnly })
     expect(status.inbox).toEqual({ accepted: 1, rejected: 1, processed: 1, failed: 1 })
+    // Its size on disk (table, large bodies, indexes), which retention keeps in check.
+    const { rows } = await sql<{ bytes: number }>`
+      select pg_total_relation_size('sync.inbox') as bytes`.execute(database.db)
+    expect(status.inbox_bytes).toBe(rows[0]?.bytes)
+    expect(status.inbox_bytes).toBeGreaterThan(0)
     // Deliveries wait in the inbox, not in pg-boss: the legacy delivery queue is not listed.
     expect(Object.keys(status.queues).sort()).toEqual(
       Object.values(QUEUES)

@@ -4,6 +4,18 @@ export function count(value: number | null | undefined): string {
   return value === null || value === undefined ? '-' : value.toLocaleString('en-US')
 }
 
+/** `512 B`, `48 KiB`, `12.4 MiB`, `3.1 GiB`: a size on disk. */
+export function bytes(value: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  let size = value
+  let unit = 0
+  while (size >= 1024 && unit < units.length - 1) {
+    size /= 1024
+    unit += 1
+  }
+  return `${unit === 0 || size >= 100 ? Math.round(size) : size.toFixed(1)} ${units[unit]}`
+}
+
 function toDate(value: Date | string | null | undefined): Date | null {
   if (value === null || value === undefined) return null
   const date = value instanceof Date ? value : new Date(value)

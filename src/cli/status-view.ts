@@ -1,6 +1,6 @@
 // `crm-sync status` for a person: tables of resources, hooks and queues, with the problems spelled out.
 import type { ResourceStatus, Status } from '../sync/status.ts'
-import { ago, count, instant } from './format.ts'
+import { ago, bytes, count, instant } from './format.ts'
 import { hooksTable } from './hooks.ts'
 import type { HookListing } from './status.ts'
 import { formatTable } from './table.ts'
@@ -87,7 +87,7 @@ export function renderStatus(status: Status, hooks: HookListing | null): string 
     failures(status).length ? `Last run failed\n${failures(status).join('\n')}` : '',
     hooksSection(hooks),
     `Queues (as last counted by pg-boss)\n${queuesTable(status)}`,
-    `Inbox: ${count(inbox.accepted)} deliveries waiting to be applied, ${count(inbox.processed)} applied, ${count(inbox.rejected)} rejected, ${count(inbox.failed)} failed after every retry`,
+    `Inbox: ${count(inbox.accepted)} deliveries waiting to be applied, ${count(inbox.processed)} applied, ${count(inbox.rejected)} rejected, ${count(inbox.failed)} failed after every retry; ${bytes(status.inbox_bytes)} on disk`,
   ]
   return sections.filter(Boolean).join('\n\n')
 }

@@ -4,7 +4,7 @@ import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { readInboxBacklog } from '../store/status.ts'
+import { readInboxBacklog, readInboxBytes } from '../store/status.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
 import { collectQueueCounts, collectResourceCounts } from '../sync/status.ts'
 import { PREFIX } from './prefix.ts'
@@ -28,6 +28,10 @@ export function createDatabaseGauges(registers: Registry[], sources: DatabaseSou
     'inbox_oldest_age_seconds',
     'Age of the oldest delivery accepted and not yet applied (0 when there is none)',
   )
+  const inboxBytes = gauge(
+    'inbox_bytes',
+    'Bytes sync.inbox takes on disk (table, large bodies, indexes); space of pruned rows is reused, not returned',
+  )
   const queueJobs = gauge(
     'queue_jobs',
     "Jobs per pg-boss queue and state (queued, active, failed), as pg-boss's monitor last counted them (cached for a few seconds)",
@@ -50,9 +54,10 @@ export function createDatabaseGauges(registers: Registry[], sources: DatabaseSou
 
   const readers: Record<string, { gauges: Gauge[]; read: () => Promise<void> }> = {
     inbox: {
-      gauges: [inboxDepth, inboxAge],
+      gauges: [inboxDepth, inboxAge, inboxBytes],
       async read() {
-        const backlog = await readInboxBacklog(sources.db)
+        const [backlog, bytes] = await Promise.all([readInboxBacklog(sources.db), readInboxBytes(sources.db)])
+        inboxBytes.set(bytes)
         inboxDepth.set(backlog.depth)
         inboxAge.set(backlog.oldest ? Math.max(0, (Date.now() - backlog.oldest.getTime()) / 1000) : 0)
       },

@@ -1,9 +1,11 @@
 // The Prometheus metrics of one process, in a registry of its own (never prom-client's global one,
 // so that tests can build several apps). Three kinds of source:
-//  - events counted as they happen: jobs, records applied, freshness, run durations (SyncObserver);
+//  - events counted as they happen: jobs, records applied, freshness, run durations, rows pruned
+//    (SyncObserver);
 //  - plain counters kept by the receiver and the API clients, copied in at each scrape;
-//  - the database, read at each scrape: inbox and queue depth (cheap: an index, pg-boss's cached
-//    counts), live rows and drift (a count(*) per mirror table, so at most every `resourceCountsMaxAgeSeconds`).
+//  - the database, read at each scrape: inbox depth and size, queue depth (cheap: an index, the
+//    size of the inbox's files, pg-boss's cached counts), live rows and drift (a count(*) per mirror
+//    table, so at most every `resourceCountsMaxAgeSeconds`).
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
 import type { UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
@@ -79,6 +81,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     buckets: RUN_BUCKETS,
     registers,
   })
+  const pruned = new Counter({
+    name: `${PREFIX}pruned_rows_total`,
+    help: 'Expired rows deleted by retention in this process, by table (sync.inbox, sync.runs, sync.run_resources) and status',
+    labelNames: ['table', 'status'],
+    registers,
+  })
   const copy = copyCounters(registers, sources)
   const database = createDatabaseGauges(registers, sources)
 
@@ -102,6 +110,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
       if (!run.finished_at) return
       const seconds = Math.max(0, (run.finished_at.getTime() - start.getTime()) / 1000)
       runDuration.observe({ mode: run.mode, outcome: run.status }, seconds)
+    },
+    rowsPruned(table, status, count) {
+      pruned.inc({ table, status }, count)
     },
     async scrape() {
       copy()

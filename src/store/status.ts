@@ -58,6 +58,14 @@ export async function countInboxByStatus(db: Db): Promise<Record<InboxStatus, nu
   return counts
 }
 
+/** Bytes the inbox takes on disk: its table, TOAST (large bodies) and indexes. Cheap: file sizes. */
+export async function readInboxBytes(db: Db): Promise<number> {
+  const result = await sql<{ bytes: number }>`
+    select pg_total_relation_size('sync.inbox') as bytes
+  `.execute(db)
+  return result.rows[0]?.bytes ?? 0
+}
+
 /** Accepted deliveries not yet applied, and when the oldest arrived (the partial index answers it). */
 export async function readInboxBacklog(db: Db): Promise<{ depth: number; oldest: Date | null }> {
   const row = await db

@@ -14,4 +14,6 @@ export interface SyncObserver {
   refreshSkipped?(resource: string): void
   /** A run ended (succeeded or failed), reported by the process whose sweep ended it. */
   runFinished?(run: RunView): void
+  /** Expired rows deleted by retention, by table (`sync.inbox`, `sync.runs`, ...) and status. */
+  rowsPruned?(table: string, status: string, count: number): void
 }

@@ -2,7 +2,7 @@
 // Times are ISO strings and names are snake_case, since the output goes out as JSON as it is.
 import type { Config } from '../config/index.ts'
 import type { Db } from '../store/database.ts'
-import { countInboxByStatus, readLastSweeps, readUnfinishedSweeps } from '../store/status.ts'
+import { countInboxByStatus, readInboxBytes, readLastSweeps, readUnfinishedSweeps } from '../store/status.ts'
 import { countLiveRows, readResourceStates } from '../store/sync-state.ts'
 import { type JobQueue, QUEUES } from './job-queue.ts'
 import { enabledResources } from './runs.ts'
@@ -60,6 +60,8 @@ export interface Status {
    * their queue); `failed` ones could not be applied after every retry and are kept for inspection.
    */
   inbox: { accepted: number; rejected: number; processed: number; failed: number }
+  /** Bytes sync.inbox takes on disk (table, large bodies, indexes), kept in check by retention. */
+  inbox_bytes: number
 }
 
 export interface StatusDeps {
@@ -115,11 +117,12 @@ export async function collectStatus({ db, boss, config }: StatusDeps): Promise<S
   const generatedAt = new Date()
   const counts = await collectResourceCounts(db, config)
   const names = counts.map((count) => count.resource)
-  const [lastSweeps, unfinished, queues, inbox] = await Promise.all([
+  const [lastSweeps, unfinished, queues, inbox, inboxBytes] = await Promise.all([
     readLastSweeps(db, names),
     readUnfinishedSweeps(db),
     collectQueueCounts(boss),
     countInboxByStatus(db),
+    readInboxBytes(db),
   ])
   const resources = counts.map(({ resource, liveRows, remoteCount, drift, state }): ResourceStatus => {
     const last = lastSweeps.find((sweep) => sweep.resource === resource)
@@ -157,5 +160,5 @@ export async function collectStatus({ db, boss, config }: StatusDeps): Promise<S
       waiting_runs: mine.filter((sweep) => sweep.waiting).map((sweep) => sweep.run_id),
     }
   })
-  return { generated_at: generatedAt.toISOString(), resources, queues, inbox }
+  return { generated_at: generatedAt.toISOString(), resources, queues, inbox, inbox_bytes: inboxBytes }
 }

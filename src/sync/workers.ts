@@ -1,5 +1,6 @@
 // The workers of one process: webhook deliveries, record refreshes and sweeps, plus the schedules
-// that start incremental and full runs. Everything they need is passed in by the composition root.
+// that start incremental and full runs, and retention. Everything they need is passed in by the
+// composition root.
 import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import { type Logger, withLogContext } from '../log.ts'
@@ -13,6 +14,7 @@ import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from
 import { createSweepHandler } from './handlers/sweep.ts'
 import { JOB_SCHEMA, type JobQueue, QUEUES, recordChecks } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
+import { startRetention } from './retention.ts'
 import { sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
 import { sweepDepsFrom } from './sweep-context.ts'
@@ -37,7 +39,7 @@ const polling = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5
 export interface Workers {
   /** A delivery was just committed to the inbox: take it now rather than at the next poll. */
   wakeDeliveries(): void
-  /** Stops the schedules and the inbox workers (their batches in flight finish). */
+  /** Stops the schedules, retention and the inbox workers (their batches in flight finish). */
   stop(): Promise<void>
 }
 
@@ -124,12 +126,14 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       observer,
     ),
   )
-  // Sweeps are bound by the request budget, not by this process: two at a time keep pages flowing.
+  // Sweeps are bound by the request budget, not by this process: four at a time keep pages of both
+  // services flowing (with two, reservation sweeps waited behind long CRM ones while the reservation
+  // budget sat idle).
   const sweepLogger = logger.child({ queue: QUEUES.sweep.name })
   const enqueue = sweepEnqueuer(boss)
   await boss.work(
     QUEUES.sweep.name,
-    { localConcurrency: 2, pollingIntervalSeconds: 1 },
+    { localConcurrency: 4, pollingIntervalSeconds: 1 },
     instrumented(
       QUEUES.sweep.name,
       createSweepHandler(
@@ -154,11 +158,17 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     fullSyncCron: config.fullSyncCron,
     logger,
   })
+  const retention = startRetention({
+    db,
+    retention: config.retention,
+    logger: logger.child({ task: 'retention' }),
+    observer,
+  })
   return {
     wakeDeliveries: () => deliveries.wake(),
     async stop() {
       schedules.stop()
-      await deliveries.stop()
+      await Promise.all([deliveries.stop(), retention.stop()])
     },
   }
 }

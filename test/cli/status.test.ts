@@ -73,6 +73,7 @@ describe('crm-sync status --json', () => {
     expect(status.hooks_error).toBeNull()
     expect(Object.keys(status.queues)).toContain('resource-sweep')
     expect(status.inbox).toEqual({ accepted: 0, rejected: 0, processed: 0, failed: 0 })
+    expect(status.inbox_bytes).toBeGreaterThan(0)
   })
 
   it('asks the CRM nothing with --no-hooks', async () => {
@@ -111,6 +112,7 @@ describe('crm-sync status', () => {
     expect(stdout).toContain('/webhooks/crm/***/person/create')
     expect(stdout).toMatch(/^resource-sweep\s+\d+\s+\d+\s+\d+$/m)
     expect(stdout).toContain('Inbox: 0 deliveries waiting to be applied')
+    expect(stdout).toMatch(/^Inbox: .*; \d+(\.\d)? (B|KiB|MiB|GiB|TiB) on disk$/m)
     expect(stdout).not.toContain(ENGINE_SECRET)
   })
 })
