@@ -8,6 +8,8 @@ export interface Context {
   quick: boolean
   /** Flags for the Node of every engine process a scenario starts (`--profile` adds `--cpu-prof`). */
   nodeOptions: string[]
+  /** This scenario's options, given as `--option <scenario>.<name>=<value>` (names as it declares them). */
+  options: Readonly<Record<string, string>>
   log(message: string): void
 }
 
@@ -42,6 +44,10 @@ export interface ScenarioReport {
 export interface Scenario {
   name: string
   title: string
+  /** Runs only when named with `--only` (too long for every run). */
+  optIn?: boolean
+  /** The options it takes: name → what it means (shown by `--help`, checked by run.ts). */
+  options?: Record<string, string>
   run(ctx: Context): Promise<ScenarioReport>
 }
 
