@@ -1,16 +1,34 @@
-// 6. Memory: the peak resident set size of an engine process (VmHWM, its own: the sandbox runs in this
+// 6. Memory, in two variants (`--option memory.variant=fast|slow|both`, default both).
+//
+// Fast: the peak resident set size of an engine process (VmHWM, its own: the sandbox runs in this
 // process) during a full sweep of 20,000 and of 200,000 people from an unthrottled sandbox. The engine is
 // started as `npm start` composes it, with the V8 flags `crm-sync start` runs with (bin/node-flags.js),
 // on an empty database; its first run sweeps every resource from empty. For reference, the larger sweep
 // again on Node's defaults (without those flags).
+//
+// Slow: the same first sync as users meet it: the real budget (50 requests per 10 s, in the sandbox and
+// in the engine), pages of at most 250, latency on every upstream call (150 ms unless
+// `memory.latency` says otherwise) and INCREMENTAL_SYNC_INTERVAL=10, so that routine incremental runs go
+// on during the whole sweep (about 200 s for 200,000 people). What is counted is the engine's process
+// tree, sampled every 250 ms: with `memory.database=given` (the default) the engine alone (its
+// PostgreSQL is the benchmark's), its VmHWM as in the fast variant; with `memory.database=embedded` the
+// engine starts its own PostgreSQL (no DATABASE_URL), and the figure is the PSS summed over the engine,
+// the postmaster, its backends and its autovacuum and I/O workers: PSS counts PostgreSQL's shared
+// buffers once, where RSS summed counts them in every process that touched them. The details keep the
+// tree by kind of process at its peak (private and shared memory apart) and the engine's heap every
+// 10 s from its /metrics.
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { NODE_FLAGS } from '../bin/node-flags.js'
 import { startSandbox } from '../src/sandbox/index.ts'
 import { readRuns } from '../src/store/runs.ts'
-import { createBenchDatabase } from './support/database.ts'
+import { type BenchDatabase, createBenchDatabase } from './support/database.ts'
 import { spawnEngine } from './support/engines.ts'
 import { runsSettled } from './support/mirror.ts'
+import { sampleTree, type TreeMemory } from './support/process-tree.ts'
 import { atMost, type Context, type Figure, type Scenario } from './support/scenario.ts'
-import { round, waitFor } from './support/stats.ts'
+import { round, sleep, waitFor } from './support/stats.ts'
 
 const LIMIT_MB = 300
 // "Not growing with the record count": ten times the records may cost at most this much more.
@@ -62,8 +80,303 @@ async function sweepPeak(ctx: Context, people: number, startFlags = true) {
   }
 }
 
-async function run(ctx: Context) {
-  const sizes = ctx.quick ? [5_000, 50_000] : [20_000, 200_000]
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef'
+
+/** The upstream as users meet it, for the slow variant. */
+const SLOW = {
+  /** The public API's largest page; the engine asks for its default (500) and gets these. */
+  maxPerpage: 250,
+  /** The CRM's budget, enforced by the sandbox; the engine runs with its own default, the same. */
+  crmRateLimit: { requests: 50, windowSeconds: 10 },
+  reservationRateLimit: { requests: 50, windowSeconds: 10 },
+  incrementalSeconds: 10,
+}
+
+/** Node's own view of the engine's memory, from its /metrics (prom-client's process metrics). */
+export interface HeapReading {
+  at: number
+  rss: number
+  heapUsed: number
+  heapTotal: number
+  external: number
+  oldSpaceUsed: number
+  newSpaceUsed: number
+  largeObjectSpaceUsed: number
+}
+
+async function readHeap(engineUrl: string, at: number): Promise<HeapReading | null> {
+  try {
+    const text = await (await fetch(`${engineUrl}/metrics`)).text()
+    const value = (name: string, labels = '') => {
+      const line = text.split('\n').find((entry) => entry.startsWith(`${name}${labels} `))
+      return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : Number.NaN
+    }
+    return {
+      at,
+      rss: value('process_resident_memory_bytes'),
+      heapUsed: value('nodejs_heap_size_used_bytes'),
+      heapTotal: value('nodejs_heap_size_total_bytes'),
+      external: value('nodejs_external_memory_bytes'),
+      oldSpaceUsed: value('nodejs_heap_space_size_used_bytes', '{space="old"}'),
+      newSpaceUsed: value('nodejs_heap_space_size_used_bytes', '{space="new"}'),
+      largeObjectSpaceUsed: value('nodejs_heap_space_size_used_bytes', '{space="large_object"}'),
+    }
+  } catch {
+    return null
+  }
+}
+
+interface RunSweep {
+  resource: string
+  status: string
+  records: number
+  pages: number
+  api_requests: number
+}
+
+async function readRun(engineUrl: string, id: number) {
+  const response = await fetch(`${engineUrl}/admin/runs/${id}`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  })
+  if (!response.ok) return null
+  return (await response.json()) as {
+    id: number
+    status: string
+    error: string | null
+    resources: RunSweep[]
+  }
+}
+
+export interface SlowOptions {
+  latencyMs: number
+  /** `given`: the bench's server as DATABASE_URL; `embedded`: the engine starts its own (in its tree). */
+  database: 'given' | 'embedded'
+  /** Seconds the engine keeps running (incremental runs every 10 s) after the sweep, still sampled. */
+  afterSeconds: number
+  /** Extra flags for the engine's Node (after those of `crm-sync start`), e.g. `--trace-gc`. */
+  nodeOptions: string[]
+  /** false: the engine's Node runs on its defaults instead of the flags of `crm-sync start`. */
+  startFlags: boolean
+}
+
+/**
+ * The slow variant: a first sync of `people` people under the real budget (50 requests per 10 s in the
+ * engine and in the sandbox), pages of at most 250, `latencyMs` added to every upstream call, and
+ * INCREMENTAL_SYNC_INTERVAL=10, so that the routine incremental runs of the other resources go on for
+ * the whole sweep, as in production. The engine's process tree (the engine, and the embedded
+ * PostgreSQL when it starts one) is sampled every 250 ms: sums of RSS and of PSS; Node's heap from
+ * the engine's /metrics every 10 s.
+ */
+async function slowSweepPeak(ctx: Context, people: number, options: SlowOptions) {
+  const sandbox = await startSandbox({
+    seedSize: { people },
+    behaviour: {
+      crmRateLimit: SLOW.crmRateLimit,
+      reservationRateLimit: SLOW.reservationRateLimit,
+      maxPerpage: SLOW.maxPerpage,
+    },
+    faults: { crm: { latencyMs: options.latencyMs }, reservation: { latencyMs: options.latencyMs } },
+  })
+  let database: BenchDatabase | null = null
+  let dataDir: string | null = null
+  try {
+    if (options.database === 'given')
+      database = await createBenchDatabase(ctx.server, `memory_slow_${people}`)
+    else {
+      dataDir = await mkdtemp(join(tmpdir(), 'crm-sync-bench-memory-'))
+      await chmod(dataDir, 0o755) // the embedded server may run as the postgres user
+    }
+    ctx.log(
+      `slow first sync of ${people} people (budget ${SLOW.crmRateLimit.requests}/${SLOW.crmRateLimit.windowSeconds} s, ` +
+        `pages of ${SLOW.maxPerpage}, ${options.latencyMs} ms latency, incremental runs every ${SLOW.incrementalSeconds} s, ` +
+        `${options.database} database)`,
+    )
+    const started = performance.now()
+    const engine = await spawnEngine(sandbox, {
+      databaseUrl: database?.url ?? '',
+      env: {
+        INCREMENTAL_SYNC_INTERVAL: String(SLOW.incrementalSeconds),
+        ADMIN_TOKEN,
+        ...(dataDir ? { DATA_DIR: dataDir } : {}),
+      },
+      nodeOptions: [...ctx.nodeOptions, ...options.nodeOptions],
+      startFlags: options.startFlags,
+    })
+    const startRss = engine.peakRss()
+    const tree = sampleTree(engine.pid)
+    const heap: HeapReading[] = []
+    const since = () => Math.round(performance.now() - started)
+    let scraping = true
+    const scraper = (async () => {
+      while (scraping) {
+        const reading = await readHeap(engine.url, since())
+        if (reading) heap.push(reading)
+        for (let waited = 0; scraping && waited < 10_000; waited += 250) await sleep(250)
+      }
+    })()
+    try {
+      let lastLog = 0
+      const first = await waitFor(
+        async () => {
+          const run = await readRun(engine.url, 1)
+          const sweep = run?.resources.find((entry) => entry.resource === 'crm.people')
+          if (sweep && performance.now() - lastLog > 30_000) {
+            lastLog = performance.now()
+            const peak = tree.peak()
+            ctx.log(
+              `  ${sweep.records} records, ${sweep.pages} pages after ${round(since() / 1000)} s; ` +
+                `tree peak ${round(peak.rss / 2 ** 20)} MB RSS, ${round(peak.pss / 2 ** 20)} MB PSS`,
+            )
+          }
+          return run && (run.status === 'succeeded' || run.status === 'failed') ? run : undefined
+        },
+        'the first sync',
+        3_600_000,
+        2_000,
+      )
+      const seconds = since() / 1000
+      const duringSweep = tree.peak()
+      const kindsAtPeak = tree.atPeak()
+      const engineHwmDuringSweep = engine.peakRss()
+      if (options.afterSeconds > 0) {
+        ctx.log(`  sweep done in ${round(seconds)} s; ${options.afterSeconds} s more of routine runs`)
+        await sleep(options.afterSeconds * 1000)
+      }
+      tree.stop()
+      scraping = false
+      await scraper
+      const swept = first.resources.find((sweep) => sweep.resource === 'crm.people')
+      if (first.status !== 'succeeded')
+        throw new Error(`the first sync ended ${first.status}: ${first.error}`)
+      const peak = tree.peak()
+      const mb = (bytes: number) => round(bytes / 2 ** 20, 1)
+      return {
+        people,
+        records: swept?.records ?? 0,
+        pages: swept?.pages ?? 0,
+        apiRequests: swept?.api_requests ?? 0,
+        seconds: round(seconds, 1),
+        database: options.database,
+        /**
+         * The figure: the engine alone, its VmHWM (exact); with its embedded PostgreSQL, the tree's PSS
+         * summed (sampled), which counts the shared buffers once (its RSS summed counts them in every
+         * process that touched them: several times what the tree holds).
+         */
+        peakMb: options.database === 'embedded' ? mb(duringSweep.pss) : mb(engineHwmDuringSweep),
+        peakTreeRssMb: mb(duringSweep.rss),
+        peakTreePssMb: mb(duringSweep.pss),
+        /** The engine alone: VmHWM (exact, not sampled). */
+        peakEngineRssMb: mb(engineHwmDuringSweep),
+        processes: duringSweep.processes,
+        /** The tree by kind of process when its PSS peaked during the sweep. */
+        atPeakPss: kindsAtPeak.map((kind) => ({
+          kind: kind.kind === 'root' ? 'engine' : kind.kind,
+          processes: kind.processes,
+          rssMb: mb(kind.rss),
+          pssMb: mb(kind.pss),
+          pssAnonMb: mb(kind.pssAnon),
+          pssShmemMb: mb(kind.pssShmem),
+          pssFileMb: mb(kind.pssFile),
+        })),
+        rssAfterStartMb: mb(startRss),
+        afterSeconds: options.afterSeconds,
+        peakTreeRssWithAfterMb: mb(peak.rss),
+        cpuSeconds: round(engine.cpuSeconds(), 1),
+        heapTimeline: heap.map((reading) => ({
+          s: round(reading.at / 1000),
+          rssMb: mb(reading.rss),
+          heapUsedMb: mb(reading.heapUsed),
+          heapTotalMb: mb(reading.heapTotal),
+          externalMb: mb(reading.external),
+          oldUsedMb: mb(reading.oldSpaceUsed),
+          largeObjectUsedMb: mb(reading.largeObjectSpaceUsed),
+        })),
+        treeTimeline: downsample(tree.samples(), 60).map((sample) => ({
+          s: round(sample.at / 1000),
+          rssMb: mb(sample.rss),
+          pssMb: mb(sample.pss),
+          engineRssMb: mb(sample.rootRss),
+          processes: sample.processes,
+        })),
+      }
+    } finally {
+      scraping = false
+      tree.stop()
+      await scraper
+      await engine.stop()
+    }
+  } finally {
+    await database?.drop()
+    if (dataDir) await rm(dataDir, { recursive: true, force: true })
+    await sandbox.stop()
+  }
+}
+
+/** At most `count` samples, each the largest (by RSS) of its stretch, so that no peak is lost. */
+function downsample(samples: readonly TreeMemory[], count: number): TreeMemory[] {
+  if (samples.length <= count) return [...samples]
+  const size = Math.ceil(samples.length / count)
+  const chosen: TreeMemory[] = []
+  for (let i = 0; i < samples.length; i += size) {
+    const stretch = samples.slice(i, i + size)
+    chosen.push(stretch.reduce((top, sample) => (sample.rss > top.rss ? sample : top)))
+  }
+  return chosen
+}
+
+const OPTIONS = {
+  variant:
+    'fast (budget lifted, as before), slow (real budget, pages of 250, latency, incremental runs every 10 s) or both (default both)',
+  sizes: 'people of the smaller and the larger sweep (default 20000,200000; 5000,50000 with --quick)',
+  latency: 'slow variant: milliseconds added to every upstream call (default 150)',
+  database:
+    "slow variant: given (the benchmark's PostgreSQL as DATABASE_URL) or embedded (the engine starts its own, counted in its tree) (default given)",
+  after: 'slow variant: seconds the engine keeps running, still sampled, after the sweep (default 0)',
+  'node-options': "slow variant: extra flags for the engine's Node, space-separated (e.g. --trace-gc)",
+  flags:
+    "slow variant: start (the flags of `crm-sync start`, bin/node-flags.js) or defaults (Node's) (default start)",
+} as const
+
+interface Settings {
+  variants: ('fast' | 'slow')[]
+  sizes: [number, number]
+  slow: SlowOptions
+}
+
+function settingsOf(ctx: Context): Settings {
+  const { options, quick } = ctx
+  const variant = options.variant ?? 'both'
+  const variants = ({ fast: ['fast'], slow: ['slow'], both: ['fast', 'slow'] } as const)[variant]
+  if (!variants) throw new Error(`memory.variant: expected fast, slow or both, got ${variant}`)
+  const sizes = (options.sizes ?? (quick ? '5000,50000' : '20000,200000')).split(',').map(Number)
+  if (sizes.length !== 2 || !sizes.every((size) => Number.isInteger(size) && size > 0))
+    throw new Error(`memory.sizes: expected two positive integers, got ${options.sizes}`)
+  const number = (name: string, fallback: number) => {
+    const value = Number(options[name] ?? fallback)
+    if (!Number.isFinite(value) || value < 0)
+      throw new Error(`memory.${name}: not a number ≥ 0: ${options[name]}`)
+    return value
+  }
+  const flags = options.flags ?? 'start'
+  if (flags !== 'start' && flags !== 'defaults')
+    throw new Error(`memory.flags: expected start or defaults, got ${flags}`)
+  const database = options.database ?? 'given'
+  if (database !== 'given' && database !== 'embedded')
+    throw new Error(`memory.database: expected given or embedded, got ${database}`)
+  return {
+    variants: [...variants],
+    sizes: sizes as [number, number],
+    slow: {
+      latencyMs: Math.round(number('latency', 150)),
+      database,
+      afterSeconds: number('after', 0),
+      nodeOptions: (options['node-options'] ?? '').split(/\s+/).filter(Boolean),
+      startFlags: flags === 'start',
+    },
+  }
+}
+
+async function fastFigures(ctx: Context, sizes: [number, number]) {
   const results = []
   for (const size of sizes) results.push(await sweepPeak(ctx, size))
   const [small, large] = results as [(typeof results)[number], (typeof results)[number]]
@@ -119,4 +432,70 @@ async function run(ctx: Context) {
   }
 }
 
-export const memory: Scenario = { name: 'memory', title: 'Memory', run }
+async function slowFigures(ctx: Context, sizes: [number, number], options: SlowOptions) {
+  const results = []
+  for (const size of sizes) results.push(await slowSweepPeak(ctx, size, options))
+  const [small, large] = results as [(typeof results)[number], (typeof results)[number]]
+  const growth = large.peakMb / small.peakMb - 1
+  const embedded = options.database === 'embedded'
+  const tree = embedded
+    ? 'the engine and its embedded PostgreSQL (postmaster, backends, autovacuum and I/O workers): PSS summed, sampled every 250 ms'
+    : "the engine alone (its PostgreSQL is the benchmark's, outside its tree): VmHWM"
+  const figures: Figure[] = results.map((result) => ({
+    measure: `slow sweep: peak ${embedded ? 'PSS' : 'RSS'} of the engine's process tree${embedded ? ' (with its embedded PostgreSQL)' : ''}, first sync of ${result.people.toLocaleString('en-US')} people under the real budget`,
+    value: result.peakMb,
+    unit: 'MB',
+    reference: {
+      value: result.rssAfterStartMb,
+      unit: 'MB',
+      label: 'the engine, peak by the end of its start',
+    },
+    target: atMost(result.peakMb, LIMIT_MB, `< ${LIMIT_MB} MB`),
+    bound:
+      `${result.records} records on ${result.pages} pages in ${result.seconds} s (${result.apiRequests} requests of the sweep, ` +
+      `${result.cpuSeconds} s of the engine's CPU); ${result.processes} process(es) at most; ` +
+      `sums over the tree: RSS ${result.peakTreeRssMb} MB, PSS ${result.peakTreePssMb} MB; the engine's own VmHWM ${result.peakEngineRssMb} MB; ` +
+      `at the peak: ${result.atPeakPss
+        .slice(0, 4)
+        .map((kind) => `${kind.kind} ${kind.pssMb} MB (${kind.pssAnonMb} private, ${kind.pssShmemMb} shared)`)
+        .join(', ')}`,
+  }))
+  figures.push({
+    measure: `slow sweep: growth of the tree's peak from ${small.people.toLocaleString('en-US')} to ${large.people.toLocaleString('en-US')} people`,
+    value: growth * 100,
+    unit: '%',
+    digits: 1,
+    target: atMost(growth, GROWTH, `not growing (≤ ${GROWTH * 100}%)`),
+    bound:
+      `the sweep of ${large.people.toLocaleString('en-US')} lasts ${large.seconds} s against ${small.seconds} s: ` +
+      'what grows with the length of the sweep shows here and not in the fast variant (heap timeline in the details)',
+  })
+  return {
+    settings: {
+      sizes,
+      engine: `its own process with ${options.startFlags ? NODE_FLAGS.join(' ') : "Node's defaults"}${options.nodeOptions.length ? ` ${options.nodeOptions.join(' ')}` : ''}, first sync of every resource from empty, INCREMENTAL_SYNC_INTERVAL=${SLOW.incrementalSeconds}, its default budget (CRM ${SLOW.crmRateLimit.requests} per ${SLOW.crmRateLimit.windowSeconds} s)`,
+      upstream: `sandbox with the real rate limits (${SLOW.crmRateLimit.requests} per ${SLOW.crmRateLimit.windowSeconds} s per service), pages of at most ${SLOW.maxPerpage}, ${options.latencyMs} ms added to every call`,
+      database: options.database,
+      tree,
+      peak: tree,
+    },
+    figures,
+    details: { results },
+  }
+}
+
+async function run(ctx: Context) {
+  const settings = settingsOf(ctx)
+  const parts = []
+  if (settings.variants.includes('fast'))
+    parts.push({ name: 'fast', ...(await fastFigures(ctx, settings.sizes)) })
+  if (settings.variants.includes('slow'))
+    parts.push({ name: 'slow', ...(await slowFigures(ctx, settings.sizes, settings.slow)) })
+  return {
+    settings: Object.fromEntries(parts.map((part) => [part.name, part.settings])),
+    figures: parts.flatMap((part) => part.figures),
+    details: Object.fromEntries(parts.map((part) => [part.name, part.details])),
+  }
+}
+
+export const memory: Scenario = { name: 'memory', title: 'Memory', options: OPTIONS, run }

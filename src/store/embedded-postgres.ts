@@ -199,6 +199,13 @@ async function startServer(
     'listen_addresses=127.0.0.1',
     '-c',
     'unix_socket_directories=',
+    // A small, fixed footprint whatever the account's size (bench memory, slow variant, embedded):
+    // PostgreSQL's defaults let the shared buffers fill up to 128 MB and an ANALYZE of crm.people
+    // hold a sample of 30,000 rows (about 60 MB) once the mirror is that large.
+    '-c',
+    'shared_buffers=32MB',
+    '-c',
+    'default_statistics_target=20',
   ]
   const child = spawn(postgres, args, {
     ...(await postgresUser()),
