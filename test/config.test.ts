@@ -170,3 +170,45 @@ describe('readEnvironment', () => {
     }
   })
 })
+
+describe('HOST, METRICS_REQUIRE_TOKEN and SHUTDOWN_TIMEOUT_SECONDS (issue 17)', () => {
+  it('listen on every interface, leave /metrics open and stop within 30 s by default', () => {
+    expect(parseConfig(minimal)).toMatchObject({
+      host: null,
+      metricsRequireToken: false,
+      shutdownTimeoutSeconds: 30,
+    })
+  })
+
+  it('are read', () => {
+    expect(
+      parseConfig({
+        ...minimal,
+        HOST: '127.0.0.1',
+        ADMIN_TOKEN: 'admin-token-0123456789',
+        METRICS_REQUIRE_TOKEN: 'true',
+        SHUTDOWN_TIMEOUT_SECONDS: '20',
+      }),
+    ).toMatchObject({ host: '127.0.0.1', metricsRequireToken: true, shutdownTimeoutSeconds: 20 })
+    for (const host of ['0.0.0.0', '::', '::1', 'localhost', 'crm-sync.internal'])
+      expect(parseConfig({ ...minimal, HOST: host }).host).toBe(host)
+  })
+
+  it('name their problems, and require ADMIN_TOKEN for a token on /metrics', () => {
+    expect(
+      problemsOf({
+        ...minimal,
+        HOST: 'http://0.0.0.0',
+        METRICS_REQUIRE_TOKEN: 'yes',
+        SHUTDOWN_TIMEOUT_SECONDS: '1',
+      }),
+    ).toEqual([
+      'HOST must be an IP address (such as 127.0.0.1, 0.0.0.0 or ::) or a host name',
+      'METRICS_REQUIRE_TOKEN must be true or false',
+      'SHUTDOWN_TIMEOUT_SECONDS must be at least 2',
+    ])
+    expect(problemsOf({ ...minimal, METRICS_REQUIRE_TOKEN: 'true' })).toEqual([
+      'ADMIN_TOKEN is required when METRICS_REQUIRE_TOKEN is true',
+    ])
+  })
+})

@@ -1,10 +1,17 @@
 // The receiver's group commit: concurrent deliveries share inserts, each caller gets its own row's
 // id, and a row the database refuses costs only its own delivery.
 import { sql } from 'kysely'
+import pg from 'pg'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { createInboxWriter } from '../src/receiver/inbox-writer.ts'
-import type { DeliveryRow } from '../src/store/inbox.ts'
-import { useTestDatabase } from './support/database.ts'
+import {
+  createInboxWriter,
+  DELIVERY_BUDGET_MS,
+  InboxBusy,
+  MAX_WAITING_DELIVERIES,
+} from '../src/receiver/inbox-writer.ts'
+import { type DeliveryRow, InboxTimeout } from '../src/store/inbox.ts'
+import { useTestDatabase, waitForLockWaiter } from './support/database.ts'
+import { settledWithin, waitFor } from './support/process.ts'
 
 const database = useTestDatabase()
 
@@ -58,3 +65,88 @@ describe('the inbox writer', () => {
     expect(rows.map((row) => row.record_id)).toEqual([1, 2, 4])
   })
 })
+
+/** Holds `sync.inbox` locked (as a long migration or a stuck session would) until `release`. */
+async function lockInbox() {
+  const blocker = new pg.Client({ connectionString: database.url })
+  await blocker.connect()
+  await blocker.query('begin')
+  await blocker.query('lock table sync.inbox in access exclusive mode')
+  return async () => {
+    await blocker.query('rollback')
+    await blocker.end()
+  }
+}
+
+/** Waits until no insert into the inbox is running in this database any more. */
+async function noInsertRunning() {
+  await waitFor(
+    async () => {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and state <> 'idle' and query like 'insert into sync.inbox%'`.execute(
+        database.db,
+      )
+      return rows[0]?.n === 0 ? true : undefined
+    },
+    10_000,
+    'the inbox inserts to end',
+  )
+}
+
+describe('the inbox writer on a slow database (issue 17)', () => {
+  it('defaults to a 5 s budget and at most 1,000 deliveries waiting', () => {
+    expect(DELIVERY_BUDGET_MS).toBe(5_000)
+    expect(MAX_WAITING_DELIVERIES).toBe(1_000)
+  })
+
+  it('gives up within its budget while the inbox is locked, and stores nothing afterwards', async () => {
+    const release = await lockInbox()
+    try {
+      const write = createInboxWriter(database.db, { budgetMs: 500 })
+      const started = Date.now()
+      const outcomes = await Promise.all([1, 2, 3].map((id) => settledWithin(write(delivery(id)), 5_000)))
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('rejected')
+        expect(outcome).toMatchObject({ reason: expect.any(InboxTimeout) })
+      }
+      // the budget plus the grace for an answer, with room for a slow machine
+      expect(Date.now() - started).toBeLessThan(3_000)
+    } finally {
+      await release()
+    }
+    await noInsertRunning()
+    expect(await inboxCount()).toBe(0)
+  })
+
+  it('refuses a delivery at once when the queue is full, and stores the ones it took', async () => {
+    const release = await lockInbox()
+    const write = createInboxWriter(database.db, {
+      concurrency: 1,
+      maxBatch: 1,
+      maxWaiting: 2,
+      budgetMs: 20_000,
+    })
+    let taken: Promise<number>[] = []
+    try {
+      // one insert in flight (waiting for the lock), two queued behind it: the fourth is refused
+      taken = [write(delivery(1))]
+      await waitForLockWaiter(database.db, 'the first insert to wait for the lock')
+      taken.push(write(delivery(2)), write(delivery(3)))
+      const refused = await settledWithin(write(delivery(4)), 1_000)
+      expect(refused.status).toBe('rejected')
+      expect(refused).toMatchObject({ reason: expect.any(InboxBusy) })
+    } finally {
+      await release()
+    }
+    const ids = await Promise.all(taken)
+    expect(new Set(ids).size).toBe(3)
+    const rows = await database.db.selectFrom('sync.inbox').select('record_id').orderBy('id').execute()
+    expect(rows.map((row) => row.record_id)).toEqual([1, 2, 3])
+  })
+})
+
+async function inboxCount() {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from sync.inbox`.execute(database.db)
+  return rows[0]?.n ?? 0
+}

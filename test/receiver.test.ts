@@ -12,8 +12,8 @@ import { WEBHOOK_BODY_LIMIT, webhookPath } from '../src/receiver/app.ts'
 import { WEBHOOK_EVENTS, WEBHOOK_MODELS, type WebhookModel } from '../src/receiver/deliveries.ts'
 import { createDb, createPool } from '../src/store/database.ts'
 import { claimDeliveries } from '../src/store/inbox.ts'
-import { useTestDatabase } from './support/database.ts'
-import { waitFor } from './support/process.ts'
+import { useTestDatabase, waitForLockWaiter } from './support/database.ts'
+import { settledWithin, waitFor } from './support/process.ts'
 import { receiverFor, SECRET } from './support/receiver.ts'
 
 const database = useTestDatabase()
@@ -430,5 +430,96 @@ describe('durability', () => {
     } finally {
       await blocker.end()
     }
+  })
+})
+
+describe('a slow database (issue 17)', () => {
+  /** Holds `sync.inbox` locked, as a stuck session or a long migration would, until `release`. */
+  async function lockInbox() {
+    const blocker = new pg.Client({ connectionString: database.url })
+    await blocker.connect()
+    await blocker.query('begin')
+    await blocker.query('lock table sync.inbox in access exclusive mode')
+    return async () => {
+      await blocker.query('rollback')
+      await blocker.end()
+    }
+  }
+
+  /** Waits until no session of this database runs an insert into the inbox any more. */
+  async function noInsertRunning() {
+    await waitFor(
+      async () => {
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and state <> 'idle' and query ilike '%insert into%inbox%'
+            and pid <> pg_backend_pid()`.execute(database.db)
+        return rows[0]?.n === 0 ? true : undefined
+      },
+      10_000,
+      'the inserts into the inbox to end',
+    )
+  }
+
+  it('answers 503 with a reason within a few seconds while the inbox is locked, and keeps nothing', async () => {
+    const { app } = receiverFor(database.db)
+    const before = await inboxCount()
+    const release = await lockInbox()
+    try {
+      const started = Date.now()
+      // an acceptable delivery and a malformed one: neither may hang on the lock
+      const answers = await Promise.all(
+        [
+          post(app, webhookPath(SECRET, 'deal', 'update'), '{"model":"deal","event":"update","record_id":7}'),
+          post(app, webhookPath(SECRET, 'deal', 'update'), '{"model": "deal", '),
+        ].map((answer) => settledWithin(Promise.resolve(answer), 15_000)),
+      )
+      // the 5 s budget and the grace for an answer, with room for a slow machine
+      expect(Date.now() - started).toBeLessThan(9_000)
+      for (const answer of answers) {
+        expect(answer.status).toBe('fulfilled')
+        const response = (answer as { value: Response }).value
+        expect(response.status).toBe(503)
+        expect(response.headers.get('retry-after')).toBe('5')
+        expect(await response.json()).toEqual({
+          error: 'the database did not store the delivery within 5 s; retry later',
+        })
+      }
+    } finally {
+      await release()
+    }
+    // The inserts were cancelled, not left to commit once the lock is gone (the sender retries them).
+    await noInsertRunning()
+    expect(await inboxCount()).toBe(before)
+  }, 30_000)
+
+  it('answers 503 at once when too many deliveries wait to be stored, and stores the ones it took', async () => {
+    const { app, counters } = receiverFor(database.db, {
+      writer: { concurrency: 1, maxBatch: 1, maxWaiting: 1, budgetMs: 20_000 },
+    })
+    const path = webhookPath(SECRET, 'person', 'update')
+    const release = await lockInbox()
+    const send = (id: number) =>
+      Promise.resolve(post(app, path, `{"model":"person","event":"update","record_id":${id}}`))
+    let taken: Promise<Response>[] = []
+    try {
+      // One insert waits for the lock; of the next two deliveries one may wait behind it, and the
+      // other finds the queue full: it is answered while the lock is still held.
+      taken = [send(1)]
+      await waitForLockWaiter(database.db, 'the first insert to wait for the lock')
+      taken.push(send(2), send(3))
+      const first = await settledWithin(Promise.race(taken.slice(1)), 2_000)
+      expect(first.status).toBe('fulfilled')
+      const response = (first as { value: Response }).value
+      expect(response.status).toBe(503)
+      expect(await response.clone().json()).toEqual({
+        error: 'too many deliveries are waiting to be stored; retry later',
+      })
+      expect(counters.get('delivery:person:update:unknown:unavailable')).toBe(1)
+    } finally {
+      await release()
+    }
+    const statuses = await Promise.all(taken.map(async (answer) => (await answer).status))
+    expect(statuses.sort()).toEqual([200, 200, 503])
   })
 })

@@ -1,12 +1,17 @@
 // Migrations on an empty database, re-runs, concurrent replicas, and agreement between the
 // migrated schema and the resource table that the store writes through.
 import { sql } from 'kysely'
-import type pg from 'pg'
+import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { removeStrayChildren } from '../migrations/0007_children_match_parents.ts'
 import { childTables, deals, people, resources } from '../src/resources/index.ts'
 import { createDb, createPool } from '../src/store/database.ts'
-import { migrateToLatest, migrationFileCount, pendingMigrations } from '../src/store/migrate.ts'
+import {
+  MIGRATION_LOCK_TIMEOUT_MS,
+  migrateToLatest,
+  migrationFileCount,
+  pendingMigrations,
+} from '../src/store/migrate.ts'
 import { upsertRecords } from '../src/store/records.ts'
 import {
   createTestDatabase,
@@ -14,6 +19,7 @@ import {
   type TestDatabase,
   useTestDatabase,
 } from './support/database.ts'
+import { settledWithin } from './support/process.ts'
 
 const created: TestDatabase[] = []
 afterAll(async () => {
@@ -62,6 +68,34 @@ describe('migrations', () => {
     }>`select count(*)::int as n from information_schema.tables where table_schema = 'crm'`.execute(db)
     expect(tables.rows[0]?.n).toBe(0)
   })
+
+  it('give up on a table another session holds locked, instead of queueing its queries behind them', async () => {
+    const database = await createTestDatabase()
+    created.push(database)
+    const { db } = database
+    // 0007 and 0008 pending again; 0007 begins by altering crm.people
+    await sql`delete from sync.kysely_migration where name >= '0007'`.execute(db)
+    // a report that reads crm.people in a long transaction
+    const report = new pg.Client({ connectionString: database.url })
+    await report.connect()
+    await report.query('begin')
+    await report.query('select count(*) from crm.people')
+    try {
+      const started = Date.now()
+      const outcome = await settledWithin(migrateToLatest(db), 13_000)
+      expect(outcome).toMatchObject({ status: 'rejected' })
+      expect(String((outcome as { reason: unknown }).reason)).toMatch(
+        /migration 0007_children_match_parents failed: canceling statement due to lock timeout \(another session held a lock on a table it changes for over 3 s/,
+      )
+      expect(Date.now() - started).toBeLessThan(8_000)
+    } finally {
+      await report.query('rollback')
+      await report.end()
+    }
+    // nothing half-applied, and the next start applies both
+    expect(await pendingMigrations(db)).toEqual(['0007_children_match_parents', '0008_queued_sweeps'])
+    expect(MIGRATION_LOCK_TIMEOUT_MS).toBe(3_000)
+  }, 30_000)
 })
 
 describe('the migrated schema', () => {

@@ -8,5 +8,10 @@ import { childOptions, serveChild } from './child.ts'
 await serveChild(async () => {
   const config = parseConfig(childOptions<Record<string, string>>())
   const running = await start(config, createLogger({ level: config.logLevel, pretty: false }))
-  return { ready: { port: running.port }, stop: () => running.stop() }
+  return {
+    ready: { port: running.port },
+    stop: async () => {
+      await running.stop()
+    },
+  }
 })

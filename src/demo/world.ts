@@ -79,7 +79,9 @@ export async function startWorld(options: WorldOptions): Promise<DemoWorld> {
     })
     options.step(`crm-sync: http://127.0.0.1:${port}, registering its webhooks at the sandbox's CRM`)
     const engine = await start(config, logger)
-    stack.push(() => engine.stop())
+    stack.push(async () => {
+      await engine.stop()
+    })
 
     const pool = createPool(embedded.url, { max: 3, applicationName: 'crm-sync:demo' })
     // Ctrl-C in a terminal reaches the PostgreSQL children too: their goodbye must not crash the demo.

@@ -7,7 +7,7 @@
 import { type Context, Hono } from 'hono'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { insertRejectedDelivery } from '../store/inbox.ts'
+import { InboxTimeout, insertRejectedDelivery } from '../store/inbox.ts'
 import { MAX_DEPTH, nestedDeeperThan, numbersFit, storable, storableText } from '../store/jsonb.ts'
 import { type Counters, increment } from './counters.ts'
 import {
@@ -17,7 +17,13 @@ import {
   type WebhookEvent,
   type WebhookModel,
 } from './deliveries.ts'
-import { createInboxWriter, type InboxWriterOptions } from './inbox-writer.ts'
+import {
+  createInboxWriter,
+  DELIVERY_BUDGET_MS,
+  InboxBusy,
+  type InboxWriterOptions,
+  settledBy,
+} from './inbox-writer.ts'
 import { secretMatcher } from './secret.ts'
 
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024
@@ -90,9 +96,18 @@ export function createReceiver({
 }: ReceiverDependencies): Hono {
   const app = new Hono()
   const store = createInboxWriter(db, writer)
+  const budgetMs = writer?.budgetMs ?? DELIVERY_BUDGET_MS
   const matchesSecret = secretMatcher(secret)
-  const unavailable = (c: Context) =>
-    c.json({ error: 'the delivery could not be stored; retry later' }, 503, { 'Retry-After': '5' })
+  // Every 503 says why; none was acknowledged, so the sender keeps the delivery and retries it.
+  const unavailable = (c: Context, error: unknown) => {
+    const reason =
+      error instanceof InboxBusy
+        ? 'too many deliveries are waiting to be stored'
+        : error instanceof InboxTimeout
+          ? `the database did not store the delivery within ${budgetMs / 1000} s`
+          : 'the delivery could not be stored'
+    return c.json({ error: `${reason}; retry later` }, 503, { 'Retry-After': '5' })
+  }
 
   const tooLarge = (c: Context) => c.json({ error: `the body exceeds ${WEBHOOK_BODY_LIMIT} bytes` }, 413)
   // A body with its length announced (every upstream delivery) is judged by that length before it is
@@ -145,7 +160,7 @@ export function createReceiver({
         reason: string,
         fields: { shape?: string; payload?: unknown; record_id?: number },
       ) => {
-        await insertRejectedDelivery(db, {
+        const row = {
           model,
           event,
           shape: fields.shape ?? null,
@@ -154,7 +169,10 @@ export function createReceiver({
           body: fields.payload === undefined ? (storable(body) as string) : null,
           // (JSON.parse's message quotes the body, NUL included)
           reason: storable(reason) as string,
-        })
+        }
+        // A refusal is kept under the same deadline as an acceptance: a locked inbox must not hang it.
+        const deadline = Date.now() + budgetMs
+        await settledBy(insertRejectedDelivery(db, row, { deadline }), deadline)
         increment(counters, `delivery:${model}:${event}:${fields.shape ?? 'unknown'}:rejected`)
         return c.json({ error: reason }, 400)
       }
@@ -189,7 +207,7 @@ export function createReceiver({
     } catch (error) {
       increment(counters, `delivery:${model}:${event}:unknown:unavailable`)
       logger.error({ err: error, model, event }, 'could not store a webhook delivery; answered 503')
-      return unavailable(c)
+      return unavailable(c, error)
     }
   })
 

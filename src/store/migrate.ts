@@ -1,22 +1,60 @@
 // Schema migrations with Kysely's Migrator. Kysely holds a PostgreSQL advisory lock while it
 // migrates and tolerates a concurrent creation of its own tables, so replicas may start together.
+//
+// Every migration waits at most MIGRATION_LOCK_TIMEOUT_MS for a lock on a table it changes: a DDL
+// statement waiting behind a long report query would queue every later query of that table behind
+// itself (the receiver's inserts included), so it gives up instead and the start fails, to be
+// retried. Frozen migrations keep their SQL; the setting is made here, before each one. A new
+// migration that builds an index on a table that can be large (a mirror table, sync.inbox) should
+// build it `concurrently`, which PostgreSQL refuses inside the transaction the migrations share:
+// such a migration needs a way to run on its own, outside it, which this migrator does not offer yet.
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Kysely, sql } from 'kysely'
-import { FileMigrationProvider, Migrator } from 'kysely/migration'
+import { FileMigrationProvider, type Migration, type MigrationProvider, Migrator } from 'kysely/migration'
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url))
 const MIGRATION_TABLE_SCHEMA = 'sync'
+
+/**
+ * 3 s: shorter than the receiver's 5 s budget for storing a delivery, so deliveries queued behind a
+ * migration that waits for its lock are still stored in time once it gives up.
+ */
+export const MIGRATION_LOCK_TIMEOUT_MS = 3_000
+
+// SQLSTATE lock_not_available: what lock_timeout raises.
+const LOCK_NOT_AVAILABLE = '55P03'
 
 export class MigrationError extends Error {
   override name = 'MigrationError'
 }
 
+/** The migrations of `inner`, each setting lock_timeout first (a migration may have set its own). */
+function withLockTimeout(inner: MigrationProvider): MigrationProvider {
+  const limited =
+    (step: Migration['up']): Migration['up'] =>
+    async (db) => {
+      await sql`select set_config('lock_timeout', ${String(MIGRATION_LOCK_TIMEOUT_MS)}, true)`.execute(db)
+      await step(db)
+    }
+  return {
+    async getMigrations() {
+      const migrations = await inner.getMigrations()
+      return Object.fromEntries(
+        Object.entries(migrations).map(([name, migration]) => [
+          name,
+          { up: limited(migration.up), ...(migration.down ? { down: limited(migration.down) } : {}) },
+        ]),
+      )
+    },
+  }
+}
+
 function createMigrator(db: Kysely<any>): Migrator {
   return new Migrator({
     db,
-    provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }),
+    provider: withLockTimeout(new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR })),
     migrationTableSchema: MIGRATION_TABLE_SCHEMA,
   })
 }
@@ -26,7 +64,12 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const { error, results = [] } = await createMigrator(db).migrateToLatest()
   const failed = results.find((result) => result.status === 'Error')
   if (error || failed) {
-    const cause = error instanceof Error ? error.message : String(error ?? 'unknown error')
+    const locked = (error as { code?: unknown } | undefined)?.code === LOCK_NOT_AVAILABLE
+    const cause =
+      (error instanceof Error ? error.message : String(error ?? 'unknown error')) +
+      (locked
+        ? ` (another session held a lock on a table it changes for over ${MIGRATION_LOCK_TIMEOUT_MS / 1000} s; start again once that session is done)`
+        : '')
     throw new MigrationError(`migration ${failed?.migrationName ?? ''} failed: ${cause}`.replace('  ', ' '), {
       cause: error,
     })

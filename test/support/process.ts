@@ -58,3 +58,28 @@ export async function readyStatus(port: number): Promise<number | undefined> {
   const response = await fetch(`http://127.0.0.1:${port}/readyz`)
   return response.status === 200 ? 200 : undefined
 }
+
+/**
+ * How `promise` settled, or `{ status: 'pending' }` if it had not after `withinMs`: a bound on a wait
+ * that must end by itself (a request that must be answered in time), never a sleep.
+ */
+export async function settledWithin<T>(
+  promise: Promise<T>,
+  withinMs: number,
+): Promise<
+  { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: unknown } | { status: 'pending' }
+> {
+  let timer: NodeJS.Timeout | undefined
+  const pending = new Promise<{ status: 'pending' }>((resolve) => {
+    timer = setTimeout(() => resolve({ status: 'pending' }), withinMs)
+  })
+  const settled = promise.then(
+    (value) => ({ status: 'fulfilled' as const, value }),
+    (reason: unknown) => ({ status: 'rejected' as const, reason }),
+  )
+  try {
+    return await Promise.race([settled, pending])
+  } finally {
+    clearTimeout(timer)
+  }
+}

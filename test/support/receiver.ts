@@ -3,13 +3,14 @@ import type { Hono } from 'hono'
 import { createLogger } from '../../src/log.ts'
 import { createReceiver } from '../../src/receiver/app.ts'
 import type { Counters } from '../../src/receiver/counters.ts'
+import type { InboxWriterOptions } from '../../src/receiver/inbox-writer.ts'
 import type { Db } from '../../src/store/database.ts'
 
 export const SECRET = 'test-secret-0123456789abcdef'
 
 export function receiverFor(
   db: Db,
-  options: { counters?: Counters; onAccepted?: () => void } = {},
+  options: { counters?: Counters; onAccepted?: () => void; writer?: InboxWriterOptions } = {},
 ): {
   app: Hono
   counters: Counters
@@ -21,6 +22,7 @@ export function receiverFor(
     logger: createLogger({ level: 'silent' }),
     counters,
     onAccepted: options.onAccepted,
+    writer: options.writer,
   })
   return { app, counters }
 }
