@@ -2,6 +2,9 @@
 // process) against the sandbox under the real budget: a mixed workload (updates, tags, deletions,
 // creations over the four hooked resources, paced), a burst of 1,000 updates over 100 people, and an
 // idle incremental cycle of every resource. Requests are counted by the sandbox.
+// Then the idle cost as users pay it: the engine as `npm start` runs it with INCREMENTAL_SYNC_INTERVAL=10,
+// nothing changing, for whole cycles over at least a minute (two by default): requests per minute and
+// per resource per cycle, from the sandbox's counters per route and from the runs' api_requests.
 import { sql } from 'kysely'
 import { HOOK_OBJECT_TYPES } from '../src/config/index.ts'
 import { createLogger } from '../src/log.ts'
@@ -10,6 +13,7 @@ import type { Db } from '../src/store/database.ts'
 import { startJobQueue } from '../src/sync/job-queue.ts'
 import { startRun, sweepEnqueuer } from '../src/sync/runs.ts'
 import { type BenchDatabase, createBenchDatabase } from './support/database.ts'
+import { engineVersion, routeCounts, routeDelta, routeKind } from './support/engine-metrics.ts'
 import { spawnEngine } from './support/engines.ts'
 import { firstDifference, HOOKED, runsSettled } from './support/mirror.ts'
 import { atMost, type Context, type Figure, type Scenario } from './support/scenario.ts'
@@ -21,6 +25,10 @@ type ObjectType = (typeof HOOK_OBJECT_TYPES)[number]
 const SEED = { people: 120, companies: 40, deals: 40, projects: 20, tasks: 40, contacts: 40, bookings: 40 }
 const BURST = { records: 100, rounds: 10 }
 const WINDOW_MS = 10_000
+/** The idle measure: the shortest interval allowed, nothing changing, whole cycles after a warm-up. */
+const IDLE = { intervalSeconds: 10, warmupCycles: 2, seconds: 120, quickSeconds: 60 }
+/** What another team measured from outside on an idle engine at INCREMENTAL_SYNC_INTERVAL=10. */
+const IDLE_MEASURED_OUTSIDE = { perMinute: 81, usersPerCycle: 2.33, othersPerCycle: 2 }
 
 /** A small deterministic random source. */
 function random(seed: number) {
@@ -186,11 +194,176 @@ async function measure(ctx: Context, objectType: ObjectType) {
   }
 }
 
+/** The incremental runs the schedule started, oldest first, from `afterId` on. */
+async function scheduledRuns(db: Db, afterId: number) {
+  const { rows } = await sql<{ id: number; created_at: Date; status: string }>`
+    select id, created_at, status from sync.runs
+    where requested_by = 'schedule' and mode = 'incremental' and id > ${afterId}
+    order by id
+  `.execute(db)
+  return rows
+}
+
+/**
+ * An idle engine at INCREMENTAL_SYNC_INTERVAL=10 for whole cycles: from the creation of one scheduled run
+ * to the creation of the run `cycles` later. Per resource, the requests its sweeps recorded in those
+ * runs (api_requests) and the requests the sandbox counted per route in that window.
+ */
+async function idleCost(ctx: Context) {
+  const seconds = Number(ctx.options['idle-seconds'] ?? (ctx.quick ? IDLE.quickSeconds : IDLE.seconds))
+  if (!Number.isFinite(seconds) || seconds < IDLE.intervalSeconds)
+    throw new Error(`requests.idle-seconds: expected at least ${IDLE.intervalSeconds}`)
+  const cycles = Math.ceil(seconds / IDLE.intervalSeconds)
+  const sandbox = await startSandbox({ seedSize: SEED, seed: 7 })
+  const database = await createBenchDatabase(ctx.server, 'requests_idle')
+  const engine = await spawnEngine(sandbox, {
+    nodeOptions: ctx.nodeOptions,
+    databaseUrl: database.url,
+    hooks: true,
+    env: { HOOK_OBJECT_TYPE: 'lean', INCREMENTAL_SYNC_INTERVAL: String(IDLE.intervalSeconds) },
+  })
+  try {
+    await waitFor(async () => (sandbox.control.crm.hooks().length === 12 ? true : undefined), 'hooks', 30_000)
+    await waitFor(
+      async () => ((await runsSettled(database.db)) ? true : undefined),
+      'the first sync',
+      120_000,
+    )
+    ctx.log(
+      `idle: ${IDLE.warmupCycles} cycles of warm-up, then ${cycles} cycles at INCREMENTAL_SYNC_INTERVAL=${IDLE.intervalSeconds}`,
+    )
+    await sleep(IDLE.warmupCycles * IDLE.intervalSeconds * 1000)
+    const latest = async () => (await scheduledRuns(database.db, 0)).at(-1)?.id ?? 0
+    const nextRun = (afterId: number, timeoutMs: number) =>
+      waitFor(
+        async () => (await scheduledRuns(database.db, afterId))[0],
+        'the next scheduled run',
+        timeoutMs,
+        20,
+      )
+    const first = await nextRun(await latest(), 3 * IDLE.intervalSeconds * 1000)
+    const routesBefore = routeCounts(sandbox)
+    const startedAt = performance.now()
+    const runs = [first]
+    while (runs.length <= cycles) {
+      runs.push(await nextRun((runs.at(-1) as { id: number }).id, 3 * IDLE.intervalSeconds * 1000))
+    }
+    const windowSeconds = (performance.now() - startedAt) / 1000
+    const routes = routeDelta(routeCounts(sandbox), routesBefore)
+    const measured = runs.slice(0, cycles).map((run) => run.id)
+    await waitFor(
+      async () => {
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from sync.runs where id = any(${measured}::bigint[]) and status in ('queued', 'running')
+        `.execute(database.db)
+        return rows[0]?.n === 0 ? true : undefined
+      },
+      'the measured runs to end',
+      60_000,
+    )
+    const { rows: sweeps } = await sql<{ resource: string; sweeps: number; requests: number; pages: number }>`
+      select resource, count(*)::int as sweeps, sum(api_requests)::int as requests, sum(pages)::int as pages
+      from sync.run_resources where run_id = any(${measured}::bigint[])
+      group by resource order by resource
+    `.execute(database.db)
+    const { rows: statuses } = await sql<{ status: string; n: number }>`
+      select status, count(*)::int as n from sync.runs where id = any(${measured}::bigint[]) group by status
+    `.execute(database.db)
+
+    // Per resource: what the sandbox counted (by kind of route) and what the sweeps recorded.
+    const perResource: Record<
+      string,
+      { perCycle: number; requests: number; byKind: Record<string, number>; sweeps: number; recorded: number }
+    > = {}
+    for (const [route, n] of Object.entries(routes)) {
+      const { resource, kind } = routeKind(route)
+      const entry = perResource[resource] ?? { perCycle: 0, requests: 0, byKind: {}, sweeps: 0, recorded: 0 }
+      entry.requests += n
+      entry.byKind[kind] = (entry.byKind[kind] ?? 0) + n
+      perResource[resource] = entry
+    }
+    for (const sweep of sweeps) {
+      const entry = perResource[sweep.resource] ?? {
+        perCycle: 0,
+        requests: 0,
+        byKind: {},
+        sweeps: 0,
+        recorded: 0,
+      }
+      entry.sweeps = sweep.sweeps
+      entry.recorded = sweep.requests
+      perResource[sweep.resource] = entry
+    }
+    for (const entry of Object.values(perResource)) entry.perCycle = round(entry.requests / cycles, 2)
+    const total = Object.values(routes).reduce((sum, n) => sum + n, 0)
+    const recorded = sweeps.reduce((sum, sweep) => sum + sweep.requests, 0)
+    return {
+      cycles,
+      intervalSeconds: IDLE.intervalSeconds,
+      windowSeconds: round(windowSeconds, 1),
+      runs: measured,
+      runStatuses: Object.fromEntries(statuses.map((row) => [row.status, row.n])),
+      requests: total,
+      perMinute: round((total / windowSeconds) * 60, 1),
+      recordedBySweeps: recorded,
+      perResource,
+      routes,
+    }
+  } finally {
+    await engine.stop()
+    await database.drop()
+    await sandbox.stop()
+  }
+}
+
+function idleFigures(idle: Awaited<ReturnType<typeof idleCost>>): Figure[] {
+  const resources = Object.entries(idle.perResource).filter(([resource]) => resource !== 'other')
+  const most = Math.max(...resources.map(([, entry]) => entry.perCycle))
+  const breakdown = resources
+    .map(
+      ([resource, entry]) =>
+        `${resource} ${entry.perCycle} (${Object.entries(entry.byKind)
+          .map(([kind, n]) => `${n} ${kind}`)
+          .join(' + ')}; sweeps recorded ${entry.recorded} in ${entry.sweeps} sweeps)`,
+    )
+    .join(', ')
+  return [
+    {
+      measure: `idle: requests per minute, INCREMENTAL_SYNC_INTERVAL=${idle.intervalSeconds}, ${idle.cycles} cycles`,
+      value: idle.perMinute,
+      unit: '/min',
+      digits: 1,
+      reference: {
+        value: IDLE_MEASURED_OUTSIDE.perMinute,
+        unit: '/min',
+        label: 'measured from outside by another team (not this run)',
+      },
+      bound: `${idle.requests} requests in ${idle.windowSeconds} s (the sweeps recorded ${idle.recordedBySweeps}); runs ${JSON.stringify(idle.runStatuses)}`,
+    },
+    {
+      measure: `idle: requests per resource per cycle (the most), INCREMENTAL_SYNC_INTERVAL=${idle.intervalSeconds}`,
+      value: most,
+      unit: '',
+      digits: 2,
+      reference: {
+        value: round(idle.requests / idle.cycles / resources.length, 2),
+        unit: '',
+        label: `mean of the ${resources.length} resources`,
+        digits: 2,
+      },
+      target: atMost(most, 1.5, '≤ 1.5'),
+      bound: `${breakdown}; measured from outside by another team: crm.users ${IDLE_MEASURED_OUTSIDE.usersPerCycle}, the others ${IDLE_MEASURED_OUTSIDE.othersPerCycle} (index and count)`,
+    },
+  ]
+}
+
 async function run(ctx: Context) {
+  const version = engineVersion()
   const figures: Figure[] = []
   const details: Record<string, unknown> = {}
+  const parts = new Set((ctx.options.parts ?? 'hooks,idle').split(',').filter(Boolean))
   // One object type after the other: refreshes are coalesced by time, so a busier machine changes the count.
-  for (const objectType of HOOK_OBJECT_TYPES) {
+  for (const objectType of parts.has('hooks') ? HOOK_OBJECT_TYPES : []) {
     const result = await measure(ctx, objectType)
     details[objectType] = result
     const fetching = objectType === 'lean' || objectType === 'flat'
@@ -252,6 +425,11 @@ async function run(ctx: Context) {
       },
     )
   }
+  if (parts.has('idle')) {
+    const idle = await idleCost(ctx)
+    details.idle = idle
+    figures.push(...idleFigures(idle))
+  }
   return {
     settings: {
       seed: SEED,
@@ -259,10 +437,18 @@ async function run(ctx: Context) {
       mixed: 'updates 45%, tags added 15%, removed 10%, deletions 15%, creations 15%; 10 changes/s',
       burst: `${BURST.rounds} rounds over ${BURST.records} people, back to back`,
       engine: 'its own process, INCREMENTAL_SYNC_INTERVAL 86400 (no run but the first and the idle one)',
+      engineVersion: { ...version, note: 'the working tree at the start' },
+      idle: `its own engine (lean hooks) with INCREMENTAL_SYNC_INTERVAL ${IDLE.intervalSeconds} and the default budget, nothing changing; ${IDLE.warmupCycles} cycles of warm-up after the first sync, then whole cycles from the creation of one scheduled run to that of the run N cycles later (at least a minute); requests counted by the sandbox per route and recorded by the sweeps (api_requests)`,
     },
     figures,
     details,
   }
 }
 
-export const requests: Scenario = { name: 'requests', title: 'Requests per change', run }
+const OPTIONS = {
+  parts:
+    'hooks (the four HOOK_OBJECT_TYPEs), idle (the idle cost at INCREMENTAL_SYNC_INTERVAL=10), comma-separated (default both)',
+  'idle-seconds': 'seconds of the idle measure, rounded up to whole cycles (default 120; 60 with --quick)',
+}
+
+export const requests: Scenario = { name: 'requests', title: 'Requests per change', options: OPTIONS, run }

@@ -113,6 +113,8 @@ async function refresh(
     logger.debug('refresh skipped: a later fetch already answered it')
     return true
   }
+  // A page or fetch may have answered it while it was queued: then it costs nothing, not even a walk.
+  if (catchUp && (await skip())) return
   if (catchUp && (await catchUp.worthIt(resource))) {
     // The walk in flight may have sent its request before this delivery arrived: then the next one.
     for (let round = 0; round < 2; round++) {
