@@ -109,7 +109,7 @@ describe('a stopping crm-sync', () => {
     await blocker.query('begin')
     await blocker.query('lock table sync.inbox in access exclusive mode')
     try {
-      await waitForLockWaiter(database.db, 'a delivery worker to wait for the inbox')
+      await waitForLockWaiter(database.db, 'a delivery worker to wait for the inbox', 'sync.inbox')
       const signalled = Date.now()
       run.child.kill('SIGTERM')
       const exit = await settledWithin(run.exited, 10_000)

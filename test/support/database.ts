@@ -55,12 +55,17 @@ export function useTestDatabase(): TestDatabase {
 }
 
 /** Waits until a session of this test database waits for a lock (another transaction holds it). */
-export async function waitForLockWaiter(db: Db, what: string): Promise<void> {
+export async function waitForLockWaiter(db: Db, what: string, relation?: string): Promise<void> {
   await waitFor(
     async () => {
-      const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`.execute(db)
+      // On a relation when named: a moment's wait on another lock (an advisory one) is not the one.
+      const { rows } = relation
+        ? await sql<{ n: number }>`
+            select count(*)::int as n from pg_locks
+            where not granted and relation = ${relation}::regclass`.execute(db)
+        : await sql<{ n: number }>`
+            select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`.execute(db)
       return (rows[0]?.n ?? 0) > 0 ? true : undefined
     },
     10_000,
