@@ -48,6 +48,9 @@ export function createCatchUp(deps: CatchUpDeps): CatchUp {
 
   async function walk(resource: AnyResource, reader: ResourceReader): Promise<void> {
     const { pending, oldest } = await deps.backlog(resource)
+    // Decided when it starts (a second after the last one, at most): the refreshes that asked may
+    // have been answered by the walk before, and then there is nothing a page would save.
+    if (pending < deps.minBacklog) return
     const floor = oldest ? oldest.getTime() - deps.skewSeconds * 1000 : Number.NEGATIVE_INFINITY
     let read = 0
     for (let page = 1; page <= MAX_PAGES; page++) {
