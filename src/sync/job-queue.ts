@@ -60,6 +60,9 @@ export const QUEUES = {
   fullTick: { name: 'full-tick', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
 } as const satisfies Record<string, Queue>
 
+/** Workers beat every 2 s, so a dead process's heartbeat is stale 8 to 10 s after its death. */
+export const HEARTBEAT_REFRESH_SECONDS = 2
+
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name']
 
 export type JobQueue = PgBoss
@@ -73,10 +76,10 @@ export async function startJobQueue(connectionString: string, logger: Logger): P
     application_name: 'crm-sync:jobs',
     useListenNotify: true,
     // A sweep or refresh whose process died is noticed by its missed heartbeats (10 s, the least
-    // pg-boss allows); supervising every 2 s (not pg-boss's 60 s) lets a replica or a restart take it
-    // up again within about 15 s.
+    // pg-boss allows). pg-boss looks for them in its monitor pass, so that pass runs every 4 s (not
+    // pg-boss's 60 s): a replica or a restart takes the work up again within about 16 s.
     superviseIntervalSeconds: 2,
-    monitorIntervalSeconds: 10,
+    monitorIntervalSeconds: 4,
   })
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'))
   await boss.start()

@@ -12,7 +12,7 @@ import { createDeadLetterHandler } from './handlers/dead-letter.ts'
 import type { AppliedDelivery } from './handlers/delivery.ts'
 import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './handlers/refresh.ts'
 import { createSweepHandler } from './handlers/sweep.ts'
-import { JOB_SCHEMA, type JobQueue, QUEUES, recordChecks } from './job-queue.ts'
+import { HEARTBEAT_REFRESH_SECONDS, JOB_SCHEMA, type JobQueue, QUEUES, recordChecks } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
 import { startRetention } from './retention.ts'
 import { sweepEnqueuer } from './runs.ts'
@@ -98,7 +98,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   // Refreshes wait for the shared request budget; more of them in flight only queue up there.
   await boss.work(
     QUEUES.refresh.name,
-    { localConcurrency: 8, ...polling },
+    { localConcurrency: 8, heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS, ...polling },
     instrumented(
       QUEUES.refresh.name,
       createRefreshHandler({
@@ -133,7 +133,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const enqueue = sweepEnqueuer(boss)
   await boss.work(
     QUEUES.sweep.name,
-    { localConcurrency: 4, pollingIntervalSeconds: 1 },
+    { localConcurrency: 4, heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS, pollingIntervalSeconds: 1 },
     instrumented(
       QUEUES.sweep.name,
       createSweepHandler(
