@@ -14,7 +14,7 @@ Applies pending migrations in one transaction under an advisory lock (replicas m
   async run({ config, logger }) {
     const database = await openCommandDatabase(config, logger)
     try {
-      const applied = await migrateToLatest(database.db)
+      const applied = await migrateToLatest(database.db, { logger })
       console.log(
         applied.length
           ? `applied ${applied.length} migration(s): ${applied.join(', ')}`

@@ -4,15 +4,17 @@
 // Every migration waits at most MIGRATION_LOCK_TIMEOUT_MS for a lock on a table it changes: a DDL
 // statement waiting behind a long report query would queue every later query of that table behind
 // itself (the receiver's inserts included), so it gives up instead and the start fails, to be
-// retried. Frozen migrations keep their SQL; the setting is made here, before each one. A new
-// migration that builds an index on a table that can be large (a mirror table, sync.inbox) should
-// build it `concurrently`, which PostgreSQL refuses inside the transaction the migrations share:
-// such a migration needs a way to run on its own, outside it, which this migrator does not offer yet.
+// retried. Frozen migrations keep their SQL; the setting is made here, before each one. A migration
+// that indexes a table that can be large (a mirror table, sync.inbox) exports the index as one of its
+// `concurrentIndexes`, built without blocking writers once the migrations commit (see
+// concurrent-indexes.ts).
 import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Kysely, sql } from 'kysely'
 import { FileMigrationProvider, type Migration, type MigrationProvider, Migrator } from 'kysely/migration'
+import type { Logger } from '../log.ts'
+import { buildConcurrentIndexes, concurrentIndexesOf } from './concurrent-indexes.ts'
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url))
 const MIGRATION_TABLE_SCHEMA = 'sync'
@@ -44,24 +46,39 @@ function withLockTimeout(inner: MigrationProvider): MigrationProvider {
       return Object.fromEntries(
         Object.entries(migrations).map(([name, migration]) => [
           name,
-          { up: limited(migration.up), ...(migration.down ? { down: limited(migration.down) } : {}) },
+          // the module's other exports (concurrentIndexes) stay with it
+          {
+            ...migration,
+            up: limited(migration.up),
+            ...(migration.down ? { down: limited(migration.down) } : {}),
+          },
         ]),
       )
     },
   }
 }
 
-function createMigrator(db: Kysely<any>): Migrator {
+function createMigrator(db: Kysely<any>, migrationFolder = MIGRATIONS_DIR): Migrator {
   return new Migrator({
     db,
-    provider: withLockTimeout(new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR })),
+    provider: withLockTimeout(new FileMigrationProvider({ fs, path, migrationFolder })),
     migrationTableSchema: MIGRATION_TABLE_SCHEMA,
   })
 }
 
-/** Applies every pending migration, in one transaction; returns the names applied. Throws on any error. */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const { error, results = [] } = await createMigrator(db).migrateToLatest()
+export interface MigrateOptions {
+  /** Another folder of migrations (tests). */
+  folder?: string
+  logger?: Logger
+}
+
+/**
+ * Applies every pending migration, in one transaction, then builds the concurrent indexes that are
+ * missing or invalid; returns the names of the migrations applied. Throws on any error.
+ */
+export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions = {}): Promise<string[]> {
+  const migrator = createMigrator(db, options.folder)
+  const { error, results = [] } = await migrator.migrateToLatest()
   const failed = results.find((result) => result.status === 'Error')
   if (error || failed) {
     const locked = (error as { code?: unknown } | undefined)?.code === LOCK_NOT_AVAILABLE
@@ -74,6 +91,12 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
       cause: error,
     })
   }
+  const applied = (await migrator.getMigrations()).filter((migration) => migration.executedAt)
+  await buildConcurrentIndexes(
+    db,
+    concurrentIndexesOf(applied.map((migration) => ({ module: migration.migration }))),
+    options.logger,
+  )
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
 }
 
