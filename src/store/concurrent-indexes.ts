@@ -50,8 +50,8 @@ function checkIndex(index: ConcurrentIndex): ConcurrentIndex {
 }
 
 /** Builds every index that is missing or invalid; returns the names built. */
-export async function buildConcurrentIndexes(
-  db: Kysely<unknown>,
+export async function buildConcurrentIndexes<DB>(
+  db: Kysely<DB>,
   indexes: ConcurrentIndex[],
   logger?: Logger,
 ): Promise<string[]> {
@@ -73,7 +73,7 @@ export async function buildConcurrentIndexes(
   })
 }
 
-async function buildOne(session: Kysely<unknown>, index: ConcurrentIndex, logger?: Logger): Promise<boolean> {
+async function buildOne<DB>(session: Kysely<DB>, index: ConcurrentIndex, logger?: Logger): Promise<boolean> {
   const schema = index.table.split('.')[0] as string
   const qualified = sql.id(schema, index.name)
   const { rows } = await sql<{ valid: boolean }>`
