@@ -1,12 +1,18 @@
 // This process's side of the request budget that all replicas share in PostgreSQL (src/store/budget.ts):
 // wait for a slot before each request, give it back when the answer is in, pause everybody on a 429.
+// For an upstream whose limit is not published, the configured size is the most the budget allows: a
+// 429 that comes while the budget is nearly all in use means the real limit is lower, and the budget
+// narrows to 80% (never below its floor), then widens by one slot for every 30 s without a 429.
+// Random 429s (a fault, not a limit) can narrow it at worst to that floor.
 import type { Logger } from '../log.ts'
 import {
   type BudgetLease,
+  narrowBudget,
   pauseBudget,
   prepareBudget,
   releaseBudgetSlot,
   takeBudgetSlot,
+  widenBudget,
 } from '../store/budget.ts'
 import type { Db } from '../store/database.ts'
 import type { Clock } from './clock.ts'
@@ -20,6 +26,8 @@ export interface BudgetOptions {
   service: string
   /** Requests allowed per window. */
   requests: number
+  /** The least the budget narrows to after 429s at its limit (`requests`: it never narrows). */
+  floor: number
   windowMs: number
   /** Longest a request can take (its timeout): a slot whose holder died is free again after it. */
   requestTimeoutMs: number
@@ -33,19 +41,36 @@ export interface Budget {
   take(): Promise<BudgetLease>
   /** The request's answer (or failure) is in: its slot counts from now until one window later. */
   release(lease: BudgetLease): Promise<void>
-  /** Nobody sends to this upstream for `ms` (a 429's Retry-After). */
-  pause(ms: number): Promise<void>
+  /** A 429: the budget narrows if it was nearly all in use, and nobody sends for `ms` (its Retry-After). */
+  rateLimited(ms: number): Promise<void>
 }
 
 // A waiter looks again at least this often: another replica may release a slot early or pause the budget.
 const RECHECK_MS = 1_000
 // Added to the hold of a taken slot, for the time between the answer and its release.
 const RELEASE_MARGIN_MS = 5_000
+/** A narrowed budget widens by one slot after this long without a 429 (looked at this often). */
+export const BUDGET_WIDEN_AFTER_MS = 30_000
+/** The least a budget of an unpublished limit narrows to, as a share of its configured size. */
+export const BUDGET_FLOOR_SHARE = 0.4
 
 export function createBudget(options: BudgetOptions): Budget {
   const { db, key, clock, metrics } = options
   const at = () => (clock.drivesBudget ? new Date(clock.now()) : null)
   let prepared: Promise<void> | undefined
+  let widenedAt = clock.now()
+
+  async function widen(): Promise<void> {
+    if (options.floor >= options.requests || clock.now() - widenedAt < BUDGET_WIDEN_AFTER_MS) return
+    widenedAt = clock.now()
+    const size = await widenBudget(db, key, {
+      size: options.requests,
+      quietMs: BUDGET_WIDEN_AFTER_MS,
+      at: at(),
+    })
+    if (size !== null)
+      options.logger.info({ upstream: options.service, requests: size }, 'request budget widened')
+  }
 
   return {
     async take() {
@@ -54,6 +79,7 @@ export function createBudget(options: BudgetOptions): Budget {
         throw error
       })
       await prepared
+      await widen()
       const started = clock.now()
       for (let waited = false; ; waited = true) {
         const now = clock.now()
@@ -82,8 +108,19 @@ export function createBudget(options: BudgetOptions): Budget {
       }
     },
 
-    async pause(ms) {
+    async rateLimited(ms) {
+      const size =
+        options.floor < options.requests
+          ? await narrowBudget(db, key, { floor: options.floor, at: at() })
+          : null
       await pauseBudget(db, key, { ms, at: at() })
+      if (size === null) return
+      widenedAt = clock.now()
+      metrics.budgetNarrowed.add({ upstream: options.service })
+      options.logger.warn(
+        { upstream: options.service, requests: size, windowMs: options.windowMs },
+        'rate limited while the budget was nearly all in use: narrowed it (it widens again without 429s)',
+      )
     },
   }
 }

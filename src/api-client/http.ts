@@ -158,7 +158,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
           const pauseMs = parseRetryAfter(retryAfter, clock.now()) ?? settings.defaultPauseMs
           logger.warn({ upstream: service, route: request.route, pauseMs, attempt }, 'rate limited; pausing')
           // Every replica's next take waits for the pause, whether or not this caller tries again.
-          await budget.pause(pauseMs)
+          await budget.rateLimited(pauseMs)
         }
         const retry = failure.retryable && (repeatable || rateLimited) && attempt <= settings.maxRetries
         if (!retry) throw failure.error

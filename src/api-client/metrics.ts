@@ -27,10 +27,17 @@ export interface UpstreamMetrics {
   retries: Counter
   /** Seconds spent waiting for the shared budget (its window or a 429 pause), by `upstream`. */
   throttledSeconds: Counter
+  /** Times the shared budget narrowed after a 429 at its limit, by `upstream`. */
+  budgetNarrowed: Counter
 }
 
 export function createUpstreamMetrics(): UpstreamMetrics {
-  return { requests: createCounter(), retries: createCounter(), throttledSeconds: createCounter() }
+  return {
+    requests: createCounter(),
+    retries: createCounter(),
+    throttledSeconds: createCounter(),
+    budgetNarrowed: createCounter(),
+  }
 }
 
 /** The sum of a counter's samples whose labels include `match`. */

@@ -3,7 +3,7 @@
 import type { Logger } from '../log.ts'
 import type { Resource } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
-import { createBudget } from './budget.ts'
+import { BUDGET_FLOOR_SHARE, createBudget } from './budget.ts'
 import { type Clock, systemClock } from './clock.ts'
 import { type RejectedRecordError, type Service, UpstreamGoneError, UpstreamResponseError } from './errors.ts'
 import { createUpstream, type Query, type Upstream } from './http.ts'
@@ -94,6 +94,9 @@ export function openUpstream(
     key: deps.budgetKey ?? service,
     service,
     requests: settings.requests,
+    // The CRM publishes its limit; the reservation service does not, so its budget learns from 429s.
+    floor:
+      service === 'crm' ? settings.requests : Math.max(1, Math.ceil(settings.requests * BUDGET_FLOOR_SHARE)),
     windowMs,
     requestTimeoutMs: timeoutMs,
     clock,

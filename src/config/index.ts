@@ -87,15 +87,17 @@ const environment = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),
-  // The upstream clients. The CRM allows 50 requests per 10 s per key; the reservation service's
-  // limit is not published, so its default stays well below the CRM's.
+  // The upstream clients. The CRM allows 50 requests per 10 s per key. The reservation service's limit
+  // and page size are not published: the CRM's are assumed. A 429 pauses every replica (Retry-After,
+  // else a whole window), so a lower real limit costs pauses, never data; a page shorter than asked
+  // teaches the walk the real size.
   CRM_AUTH: z.enum(CRM_AUTH_MODES, `must be one of ${CRM_AUTH_MODES.join(', ')}`).default('header'),
   CRM_RATE_LIMIT: integer(1, 10_000).default(50),
   CRM_RATE_WINDOW_SECONDS: integer(1, 3600).default(10),
   CRM_PAGE_SIZE: integer(1, 5000).default(500),
-  RESERVATION_RATE_LIMIT: integer(1, 10_000).default(20),
+  RESERVATION_RATE_LIMIT: integer(1, 10_000).default(50),
   RESERVATION_RATE_WINDOW_SECONDS: integer(1, 3600).default(10),
-  RESERVATION_PAGE_SIZE: integer(1, 5000).default(100),
+  RESERVATION_PAGE_SIZE: integer(1, 5000).default(250),
   RESERVATION_ORDER_SPELLING: z
     .enum(ORDER_SPELLINGS, `must be one of ${ORDER_SPELLINGS.join(', ')}`)
     .default('underscore'),

@@ -70,6 +70,12 @@ export function copyCounters(
     'Seconds spent waiting for the shared request budget (its window or a 429 pause), by upstream',
     ['upstream'],
   )
+  const narrowed = mirrored(
+    registers,
+    'upstream_budget_narrowed_total',
+    'Times the shared request budget narrowed after a 429 at its limit (it widens again without 429s), by upstream',
+    ['upstream'],
+  )
   const plain = (counter: PlainCounter) => counter.samples()
   return () => {
     const { receiverCounters, upstream } = sources
@@ -78,5 +84,6 @@ export function copyCounters(
     requests(plain(upstream.requests))
     retries(plain(upstream.retries))
     throttled(plain(upstream.throttledSeconds))
+    narrowed(plain(upstream.budgetNarrowed))
   }
 }

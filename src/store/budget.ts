@@ -108,3 +108,63 @@ export async function pauseBudget(
     set paused_until = greatest(sync.upstream_budget.paused_until, excluded.paused_until)
   `.execute(db)
 }
+
+/**
+ * After a 429 while the budget was nearly all in use (80% of its slots busy within the window), the
+ * upstream's real limit is taken to be lower: the budget narrows to 80% of its size, never below
+ * `floor`. Nothing narrows while the upstream is paused (the other answers of the same burst), nor on
+ * a 429 that came while the budget was mostly free (a fault, not a limit). Returns the new size, or
+ * null when it stayed as it was.
+ */
+export async function narrowBudget(
+  db: Db,
+  upstream: string,
+  options: { floor: number; at: Date | null },
+): Promise<number | null> {
+  const result = await sql<{ size: number }>`
+    with clock as (select ${clock(options.at)} as now),
+    size as (
+      select count(*)::int as slots, count(*) filter (where s.free_at > clock.now)::int as busy
+      from sync.upstream_budget_slots s, clock where s.upstream = ${upstream}
+    ),
+    target as (
+      select greatest(${options.floor}::int, floor(slots * 0.8)::int) as size from size, clock
+      where busy >= ceil(slots * 0.8) and slots > ${options.floor}::int
+        and not exists (
+          select from sync.upstream_budget b
+          where b.upstream = ${upstream} and b.paused_until > clock.now
+        )
+    ),
+    cut as (
+      delete from sync.upstream_budget_slots s using target
+      where s.upstream = ${upstream} and s.slot >= target.size
+      returning s.slot
+    )
+    select size from target where exists (select from cut)
+  `.execute(db)
+  return result.rows[0]?.size ?? null
+}
+
+/**
+ * Widens a narrowed budget by one slot, up to `size`, when the upstream has not paused it (a 429) for
+ * `quietMs`. Returns the new size, or null when it stayed as it was.
+ */
+export async function widenBudget(
+  db: Db,
+  upstream: string,
+  options: { size: number; quietMs: number; at: Date | null },
+): Promise<number | null> {
+  const result = await sql<{ slot: number }>`
+    insert into sync.upstream_budget_slots (upstream, slot, free_at)
+    select ${upstream}, count(*)::int, '-infinity' from sync.upstream_budget_slots
+    where upstream = ${upstream}
+    having count(*) < ${options.size}::int and not exists (
+      select from sync.upstream_budget
+      where upstream = ${upstream} and paused_until > ${clock(options.at)} - ${milliseconds(options.quietMs)}
+    )
+    on conflict do nothing
+    returning slot
+  `.execute(db)
+  const slot = result.rows[0]?.slot
+  return slot === undefined ? null : slot + 1
+}

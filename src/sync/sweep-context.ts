@@ -120,7 +120,12 @@ export function teeMetrics(shared: UpstreamMetrics, local: UpstreamMetrics): Ups
     },
     samples: () => shared[name].samples(),
   })
-  return { requests: tee('requests'), retries: tee('retries'), throttledSeconds: tee('throttledSeconds') }
+  return {
+    requests: tee('requests'),
+    retries: tee('retries'),
+    throttledSeconds: tee('throttledSeconds'),
+    budgetNarrowed: tee('budgetNarrowed'),
+  }
 }
 
 const walkCheckpoint = z.object({

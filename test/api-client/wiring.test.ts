@@ -20,13 +20,13 @@ describe('upstream configuration', () => {
   const database = useTestDatabase()
   useNock()
 
-  it('defaults to 50 requests per 10 s for the CRM and a lower, safe budget for the reservation service', () => {
+  it('defaults to 50 requests per 10 s for both services, and pages of 500 and 250', () => {
     expect(parseConfig(env).upstream).toEqual({
       timeoutSeconds: 30,
       maxRetries: 4,
       maxPages: 10_000,
       crm: { auth: 'header', requests: 50, windowSeconds: 10, pageSize: 500 },
-      reservation: { requests: 20, windowSeconds: 10, pageSize: 100, orderSpelling: 'underscore' },
+      reservation: { requests: 50, windowSeconds: 10, pageSize: 250, orderSpelling: 'underscore' },
     })
   })
 
@@ -61,7 +61,7 @@ describe('upstream configuration', () => {
     nock(RESERVATION_URL)
       .get('/api/contacts')
       .matchHeader('authorization', `Token token="${RESERVATION_KEY}"`)
-      .query({ perpage: '100', page: '1', order: 'updated-at-asc' })
+      .query({ perpage: '250', page: '1', order: 'updated-at-asc' })
       .reply(200, [])
     await clients.crm.index(people)
     await clients.reservation?.index(contacts, { order: { field: 'updated_at', direction: 'asc' } })
