@@ -1,0 +1,22 @@
+// What the record writers take and give back.
+
+export type UpstreamRecord = Record<string, unknown>
+
+export type RecordOrigin =
+  /** The upstream's answer to a request sent at `fetchedAt` (show or index page). */
+  | { source: 'fetch'; fetchedAt: Date }
+  /** A webhook payload. */
+  | { source: 'payload' }
+
+export interface UpsertResult {
+  /** Ids whose rows were written. */
+  applied: number[]
+  /** Ids whose rows were newer (or tombstoned) and kept. */
+  ignored: number[]
+  /** Of `applied`, the ids that had no row before (inserted, not updated). */
+  inserted: number[]
+}
+
+export class InvalidRecordError extends Error {
+  override name = 'InvalidRecordError'
+}
