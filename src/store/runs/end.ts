@@ -1,0 +1,79 @@
+// The end of a sweep: its status, its run's, and the next waiting sweep of its resource started.
+import { type Kysely, sql } from 'kysely'
+import type { Db } from '../database.ts'
+import type { Database } from '../schema.ts'
+import { deriveRunStatus, inTransaction, lockResources, lockRun, UNFINISHED } from './locks.ts'
+import {
+  type EnqueueSweep,
+  type SweepEnd,
+  type SweepKey,
+  SweepLeaseLost,
+  type SweepProgress,
+} from './types.ts'
+import { startWaitingSweep } from './waiting.ts'
+
+export async function endSweep(
+  trx: Kysely<Database>,
+  enqueue: EnqueueSweep,
+  runId: number,
+  resource: string,
+  lease: string | null,
+  end: SweepEnd,
+  progress: SweepProgress = {},
+): Promise<boolean> {
+  await lockResources(trx, [resource])
+  await lockRun(trx, runId)
+  let query = trx
+    .updateTable('sync.run_resources')
+    .set((eb) => ({
+      status: end.status,
+      error: end.error ?? null,
+      finished_at: sql<Date>`now()`,
+      progress_at: sql<Date>`now()`,
+      api_requests: eb('api_requests', '+', progress.apiRequests ?? 0),
+      ...(progress.remoteCount === undefined ? {} : { remote_count: progress.remoteCount }),
+    }))
+    .where('run_id', '=', runId)
+    .where('resource', '=', resource)
+    .where('status', 'in', UNFINISHED)
+  if (lease !== null) query = query.where('lease', '=', lease)
+  const result = await query.executeTakeFirst()
+  if (result.numUpdatedRows === 0n) return false
+  await deriveRunStatus(trx, runId)
+  await startWaitingSweep(trx, resource, enqueue)
+  return true
+}
+
+/**
+ * Ends the sweep held by `key`, derives its run's status and starts the sweep waiting for its resource;
+ * inside the caller's transaction when given one (e.g. with the resource state). Throws SweepLeaseLost
+ * when this attempt no longer owns it.
+ */
+export async function finishSweep(
+  db: Kysely<Database>,
+  enqueue: EnqueueSweep,
+  key: SweepKey,
+  end: SweepEnd,
+  progress: SweepProgress = {},
+): Promise<void> {
+  const ended = await inTransaction(db, (trx) =>
+    endSweep(trx, enqueue, key.runId, key.resource, key.lease, end, progress),
+  )
+  if (!ended) throw new SweepLeaseLost(`${key.resource} in run ${key.runId}`)
+}
+
+/**
+ * Fails an unfinished sweep whoever holds it, or however long it waited: for a job that cannot run
+ * (dead-lettered, unknown resource, service switched off). False when it had already finished.
+ */
+export async function abandonSweep(
+  db: Db,
+  enqueue: EnqueueSweep,
+  runId: number,
+  resource: string,
+  reason: string,
+): Promise<boolean> {
+  return db
+    .transaction()
+    .execute((trx) => endSweep(trx, enqueue, runId, resource, null, { status: 'failed', error: reason }))
+}

@@ -1,0 +1,57 @@
+// Runs as the admin API, the CLI and the status read them.
+import { sql } from 'kysely'
+import type { Db } from '../database.ts'
+import { UNFINISHED } from './locks.ts'
+
+export type RunView = NonNullable<Awaited<ReturnType<typeof readRuns>>[number]>
+
+/** Runs with their sweeps, newest first: by id, or the latest `limit`. */
+export async function readRuns(db: Db, options: { ids?: number[]; limit?: number } = {}) {
+  let query = db.selectFrom('sync.runs').selectAll().orderBy('id', 'desc')
+  if (options.ids) query = query.where('id', 'in', options.ids.length ? options.ids : [0])
+  const runs = await query.limit(options.limit ?? 20).execute()
+  if (runs.length === 0) return []
+  const sweeps = await db
+    .selectFrom('sync.run_resources')
+    .select([
+      'run_id',
+      'resource',
+      'status',
+      'records',
+      'pages',
+      'remote_count',
+      'api_requests',
+      'reconciled',
+      'tombstoned',
+      'started_at',
+      'finished_at',
+      'error',
+      sql<boolean>`status = 'queued' and job_sent_at is null`.as('waiting'),
+    ])
+    .where(
+      'run_id',
+      'in',
+      runs.map((run) => run.id),
+    )
+    .orderBy('resource')
+    .execute()
+  return runs.map((run) => ({
+    ...run,
+    resources: sweeps.filter((sweep) => sweep.run_id === run.id).map(({ run_id: _, ...sweep }) => sweep),
+  }))
+}
+
+/** A run with its sweeps (`GET /admin/runs/:id`), or undefined. */
+export async function readRun(db: Db, id: number): Promise<RunView | undefined> {
+  return (await readRuns(db, { ids: [id] }))[0]
+}
+
+/** The unfinished sweeps, oldest first. */
+export async function readActiveSweeps(db: Db) {
+  return db
+    .selectFrom('sync.run_resources')
+    .select(['run_id', 'resource', 'status', 'pages', 'records', 'started_at', 'progress_at'])
+    .where('status', 'in', UNFINISHED)
+    .orderBy('run_id')
+    .execute()
+}
