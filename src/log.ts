@@ -21,6 +21,7 @@ const SECRET_KEYS = [
   'token',
   'adminToken',
   'webhookSecret',
+  'webhookSecretPrevious',
   'secret',
   'password',
 ]
@@ -78,10 +79,18 @@ export function configSecrets(config: {
   crm: { apiKey: string }
   reservation: { apiKey: string } | null
   webhookSecret: string | null
+  /** WEBHOOK_SECRET_PREVIOUS, still accepted during a rotation: scrubbed like the current one. */
+  webhookSecretPrevious?: string | null
   adminToken: string | null
   databaseUrl: string | null
 }): string[] {
-  const secrets = [config.crm.apiKey, config.reservation?.apiKey, config.webhookSecret, config.adminToken]
+  const secrets = [
+    config.crm.apiKey,
+    config.reservation?.apiKey,
+    config.webhookSecret,
+    config.webhookSecretPrevious,
+    config.adminToken,
+  ]
   if (config.databaseUrl && URL.canParse(config.databaseUrl)) {
     const { password } = new URL(config.databaseUrl)
     secrets.push(password, password && decodeURIComponent(password))

@@ -88,6 +88,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
           db: database.db,
           onAccepted: () => workers?.wakeDeliveries(),
           secret: config.webhookSecret,
+          previousSecret: config.webhookSecretPrevious,
           logger,
           counters: receiverCounters,
         })
@@ -115,6 +116,10 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
         clients.crm,
         { publicUrl: config.publicUrl, secret: config.webhookSecret, objectType: config.hookObjectType },
         logger,
+        {
+          checks: { boss: queue, intervalSeconds: config.hooksCheckIntervalSeconds },
+          observer: metrics,
+        },
       )
     }
     const hookStatus = (): HookStatus => hooks?.status() ?? { state: 'off', reason: 'PUBLIC_URL is not set' }

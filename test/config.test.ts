@@ -212,3 +212,59 @@ describe('HOST, METRICS_REQUIRE_TOKEN and SHUTDOWN_TIMEOUT_SECONDS (issue 17)', 
     ])
   })
 })
+
+describe('HOOKS_CHECK_INTERVAL and WEBHOOK_SECRET_PREVIOUS (issue 17)', () => {
+  const hooks = { PUBLIC_URL: 'https://sync.example.com', WEBHOOK_SECRET: 'current-secret-0123456789' }
+
+  it('check the hooks every 300 s by default, 0 turning the checks off; no previous secret', () => {
+    expect(parseConfig(minimal)).toMatchObject({
+      hooksCheckIntervalSeconds: 300,
+      webhookSecretPrevious: null,
+    })
+    expect(parseConfig({ ...minimal, HOOKS_CHECK_INTERVAL: '0' }).hooksCheckIntervalSeconds).toBe(0)
+    expect(parseConfig({ ...minimal, HOOKS_CHECK_INTERVAL: '60' }).hooksCheckIntervalSeconds).toBe(60)
+  })
+
+  it('read the previous secret beside the current one', () => {
+    const config = parseConfig({
+      ...minimal,
+      ...hooks,
+      WEBHOOK_SECRET_PREVIOUS: 'previous-secret-0123456789',
+    })
+    expect(config).toMatchObject({
+      webhookSecret: 'current-secret-0123456789',
+      webhookSecretPrevious: 'previous-secret-0123456789',
+    })
+  })
+
+  it('name every problem of both at once, never the value', () => {
+    const problems = problemsOf({
+      ...minimal,
+      ...hooks,
+      HOOKS_CHECK_INTERVAL: '5',
+      WEBHOOK_SECRET_PREVIOUS: 'short/secret',
+    })
+    expect(problems).toEqual([
+      'HOOKS_CHECK_INTERVAL must be 0 (off) or from 10 to 86400',
+      'WEBHOOK_SECRET_PREVIOUS may contain only letters, digits, "-" and "_" (it becomes part of a URL)',
+      'WEBHOOK_SECRET_PREVIOUS must be at least 16 characters',
+    ])
+    for (const [value, problem] of [
+      ['-1', 'must be a whole number from 0 to 86400'],
+      ['ten', 'must be a whole number from 0 to 86400'],
+      ['86401', 'must be at most 86400'],
+    ])
+      expect(problemsOf({ ...minimal, HOOKS_CHECK_INTERVAL: value })).toEqual([
+        `HOOKS_CHECK_INTERVAL ${problem}`,
+      ])
+  })
+
+  it('require WEBHOOK_SECRET with a previous secret, and a previous secret that differs from it', () => {
+    expect(problemsOf({ ...minimal, WEBHOOK_SECRET_PREVIOUS: 'previous-secret-0123456789' })).toEqual([
+      'WEBHOOK_SECRET is required when WEBHOOK_SECRET_PREVIOUS is set',
+    ])
+    expect(problemsOf({ ...minimal, ...hooks, WEBHOOK_SECRET_PREVIOUS: hooks.WEBHOOK_SECRET })).toEqual([
+      'WEBHOOK_SECRET_PREVIOUS must differ from WEBHOOK_SECRET',
+    ])
+  })
+})

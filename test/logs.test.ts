@@ -132,6 +132,25 @@ describe('secrets', () => {
     expect(scrub('Authorization: Bearer eyJhbGciOi.x.y')).toBe(`Authorization: Bearer ${MASK}`)
   })
 
+  it('include WEBHOOK_SECRET_PREVIOUS during a rotation, scrubbed like the current one (issue 17)', () => {
+    const PREVIOUS = 'previous-hook-secret_0123456789'
+    const rotating = configSecrets(
+      parseConfig({
+        CRM_BASE_URL: 'http://127.0.0.1:1',
+        CRM_API_KEY: API_KEY,
+        PUBLIC_URL: 'https://sync.example.com',
+        WEBHOOK_SECRET,
+        WEBHOOK_SECRET_PREVIOUS: PREVIOUS,
+      }),
+    )
+    expect(rotating).toEqual(expect.arrayContaining([WEBHOOK_SECRET, PREVIOUS]))
+    const { logger, lines, records } = capture({ secrets: rotating })
+    logger.error({ err: new Error(`no hook for ${PREVIOUS}`) }, `the old secret ${PREVIOUS} in a message`)
+    logger.info({ detail: { value: PREVIOUS }, webhookSecretPrevious: PREVIOUS }, 'in fields')
+    expectNoSecret(lines, [PREVIOUS])
+    expect(records()[1]).toMatchObject({ detail: { value: MASK }, webhookSecretPrevious: '[redacted]' })
+  })
+
   it('leave a short configured secret to the field names, so that lines stay JSON', () => {
     const { logger, records } = capture({ secrets: ['1', 'true', 'abc'] })
     logger.info({ count: 1, ok: true, name: 'abc' }, 'ordinary values')

@@ -56,6 +56,9 @@ function metricsWith(overrides: Partial<MetricsSources> = {}) {
 const OWN_METRICS = {
   crm_sync_webhook_deliveries_total: 'counter',
   crm_sync_webhook_unauthorized_total: 'counter',
+  crm_sync_webhook_previous_secret_total: 'counter',
+  crm_sync_hook_checks_total: 'counter',
+  crm_sync_hooks_reregistered_total: 'counter',
   crm_sync_inbox_depth: 'gauge',
   crm_sync_inbox_oldest_age_seconds: 'gauge',
   crm_sync_inbox_bytes: 'gauge',
@@ -121,6 +124,17 @@ describe('counters copied at each scrape', () => {
     increment(counters, 'delivery:person:update:lean:accepted', 4)
     text = await metrics.scrape()
     expect(sampleOf(text, 'crm_sync_webhook_deliveries_total', accepted)).toBe(5)
+  })
+
+  it('follows deliveries to unknown models and those that carried the previous secret (issue 17)', async () => {
+    const { metrics, sources } = metricsWith()
+    const counters = sources.receiverCounters
+    increment(counters, 'delivery:invoice:update:unknown:unknown_model', 2)
+    increment(counters, 'previous-secret', 3)
+    const text = await metrics.scrape()
+    const unknown = { model: 'invoice', event: 'update', shape: 'unknown', outcome: 'unknown_model' }
+    expect(sampleOf(text, 'crm_sync_webhook_deliveries_total', unknown)).toBe(2)
+    expect(sampleOf(text, 'crm_sync_webhook_previous_secret_total')).toBe(3)
   })
 
   it("follows the API clients' requests, retries and throttled seconds", async () => {
@@ -189,6 +203,23 @@ describe('events counted as they happen', () => {
     expect(sampleOf(text, 'crm_sync_run_duration_seconds_sum', succeeded)).toBe(90)
     expect(sampleOf(text, 'crm_sync_run_duration_seconds_bucket', { ...succeeded, le: '60' })).toBe(0)
     expect(sampleOf(text, 'crm_sync_run_duration_seconds_sum', { outcome: 'failed' })).toBe(4)
+  })
+
+  it('counts hook checks by outcome and re-registered hooks by reason, each at 0 from the start (issue 17)', async () => {
+    const { metrics } = metricsWith()
+    let text = await metrics.scrape()
+    for (const outcome of ['ok', 'repaired', 'failed'])
+      expect(sampleOf(text, 'crm_sync_hook_checks_total', { outcome })).toBe(0)
+    for (const reason of ['missing', 'disabled', 'changed'])
+      expect(sampleOf(text, 'crm_sync_hooks_reregistered_total', { reason })).toBe(0)
+    metrics.hookChecked('ok')
+    metrics.hookChecked('repaired')
+    metrics.hooksReregistered('disabled', 1)
+    metrics.hooksReregistered('missing', 3)
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_hook_checks_total')).toBe(2)
+    expect(sampleOf(text, 'crm_sync_hooks_reregistered_total', { reason: 'missing' })).toBe(3)
+    expect(sampleOf(text, 'crm_sync_hooks_reregistered_total', { reason: 'disabled' })).toBe(1)
   })
 
   it('counts the rows retention pruned by table and status', async () => {

@@ -357,6 +357,60 @@ describe('bad input', () => {
     expect([404, 401]).toContain(response.status)
     if (!unknown.includes('reservations')) expect(response.status).toBe(404)
   })
+
+  it.each([
+    [
+      'a model it does not mirror',
+      `/webhooks/crm/${SECRET}/Invoice/update`,
+      'invoice:update:unknown:unknown_model',
+    ],
+    [
+      'an event it does not know',
+      `/webhooks/crm/${SECRET}/person/merge`,
+      'person:merge:unknown:unknown_event',
+    ],
+    [
+      'a made-up model',
+      `/webhooks/crm/${SECRET}/${'x'.repeat(40)}/update`,
+      'other:update:unknown:unknown_model',
+    ],
+    ['a path too long', `/webhooks/crm/${SECRET}/person/update/extra`, 'person:update:unknown:unknown_path'],
+  ])('counts a delivery to %s (issue 17), still answers 404, and keeps nothing', async (_, path, key) => {
+    const { app, counters } = receiverFor(database.db)
+    const before = await inboxCount()
+    const response = await post(app, path, '{"model": "invoice", "event": "update", "record_id": 1}')
+    expect(response.status).toBe(404)
+    expect(counters.get(`delivery:${key}`)).toBe(1)
+    expect([...counters.keys()]).toEqual([`delivery:${key}`])
+    expect(await inboxCount()).toBe(before)
+  })
+})
+
+describe('a rotation of the secret (issue 17)', () => {
+  const PREVIOUS = 'previous-secret-0123456789'
+  const body = '{"model": "person", "event": "update", "record_id": 7}'
+
+  it('accepts the current and the previous secret, and counts deliveries that carry the previous one', async () => {
+    const { app, counters } = receiverFor(database.db, { previousSecret: PREVIOUS })
+    const current = await post(app, webhookPath(SECRET, 'person', 'update'), body)
+    expect(current.status).toBe(200)
+    expect(counters.get('previous-secret')).toBeUndefined()
+    const previous = await post(app, webhookPath(PREVIOUS, 'person', 'update'), body)
+    expect(previous.status).toBe(200)
+    const { inbox_id: inboxId } = (await previous.json()) as { inbox_id: number }
+    expect(await inboxRow(inboxId)).toMatchObject({ model: 'person', event: 'update', record_id: 7 })
+    expect(counters.get('previous-secret')).toBe(1)
+    expect(counters.get('delivery:person:update:lean:accepted')).toBe(2)
+  })
+
+  it('still refuses any other secret, and the previous one once it is no longer configured', async () => {
+    const rotating = receiverFor(database.db, { previousSecret: PREVIOUS })
+    const other = await post(rotating.app, webhookPath('another-secret-0123456789', 'person', 'update'), body)
+    expect(other.status).toBe(401)
+    const done = receiverFor(database.db)
+    expect((await post(done.app, webhookPath(PREVIOUS, 'person', 'update'), body)).status).toBe(401)
+    expect(done.counters.get('unauthorized')).toBe(1)
+  })
 })
 
 describe('durability', () => {

@@ -29,6 +29,11 @@ const secret = (minLength: number) =>
     .max(4096, 'is too long')
     .regex(/^\S+$/, 'may not contain spaces or other whitespace')
 
+const webhookSecret = secret(16).regex(
+  /^[A-Za-z0-9_-]+$/,
+  'may contain only letters, digits, "-" and "_" (it becomes part of a URL)',
+)
+
 const host = z
   .string()
   .refine(
@@ -64,9 +69,9 @@ const environment = z.object({
   RESERVATION_API_KEY: secret(8).optional(),
   DATABASE_URL: postgresUrl.optional(),
   PUBLIC_URL: httpUrl.optional(),
-  WEBHOOK_SECRET: secret(16)
-    .regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, "-" and "_" (it becomes part of a URL)')
-    .optional(),
+  WEBHOOK_SECRET: webhookSecret.optional(),
+  // Accepted beside WEBHOOK_SECRET while a rotation goes on; hooks are registered with WEBHOOK_SECRET only.
+  WEBHOOK_SECRET_PREVIOUS: webhookSecret.optional(),
   ADMIN_TOKEN: secret(16).optional(),
   PORT: integer(1, 65535).default(3000),
   // Unset: every interface, IPv6 and IPv4, as in a container; 127.0.0.1 keeps the port to this host.
@@ -80,6 +85,11 @@ const environment = z.object({
     .enum(HOOK_OBJECT_TYPES, `must be one of ${HOOK_OBJECT_TYPES.join(', ')}`)
     .default('lean'),
   INCREMENTAL_SYNC_INTERVAL: integer(10, 86_400).default(300),
+  // Seconds between checks that crm-sync's hooks still exist and are enabled (one hooks index request
+  // per check across all replicas); 0 registers them at start only.
+  HOOKS_CHECK_INTERVAL: integer(0, 86_400)
+    .refine((seconds) => seconds === 0 || seconds >= 10, 'must be 0 (off) or from 10 to 86400')
+    .default(300),
   FULL_SYNC_CRON: cron.default('0 3 * * *'),
   // How far before the start of the previous successful sweep an incremental sweep reaches back: room
   // for whole-second timestamps, clock skew between the upstream and PostgreSQL, and slow commits.
@@ -131,6 +141,10 @@ function crossProblems(env: Record<string, string>): string[] {
   }
   if (env.PUBLIC_URL && !env.WEBHOOK_SECRET)
     problems.push('WEBHOOK_SECRET is required when PUBLIC_URL is set')
+  if (env.WEBHOOK_SECRET_PREVIOUS && !env.WEBHOOK_SECRET)
+    problems.push('WEBHOOK_SECRET is required when WEBHOOK_SECRET_PREVIOUS is set')
+  if (env.WEBHOOK_SECRET_PREVIOUS && env.WEBHOOK_SECRET_PREVIOUS === env.WEBHOOK_SECRET)
+    problems.push('WEBHOOK_SECRET_PREVIOUS must differ from WEBHOOK_SECRET')
   if (env.METRICS_REQUIRE_TOKEN === 'true' && !env.ADMIN_TOKEN)
     problems.push('ADMIN_TOKEN is required when METRICS_REQUIRE_TOKEN is true')
   return problems
@@ -148,6 +162,7 @@ function toConfig(env: z.output<typeof environment>) {
     databaseUrl: env.DATABASE_URL ?? null,
     publicUrl: env.PUBLIC_URL ?? null,
     webhookSecret: env.WEBHOOK_SECRET ?? null,
+    webhookSecretPrevious: env.WEBHOOK_SECRET_PREVIOUS ?? null,
     adminToken: env.ADMIN_TOKEN ?? null,
     port: env.PORT,
     host: env.HOST ?? null,
@@ -155,6 +170,8 @@ function toConfig(env: z.output<typeof environment>) {
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     hookObjectType: env.HOOK_OBJECT_TYPE,
     incrementalSyncIntervalSeconds: env.INCREMENTAL_SYNC_INTERVAL,
+    // 0: no periodic checks.
+    hooksCheckIntervalSeconds: env.HOOKS_CHECK_INTERVAL,
     fullSyncCron: env.FULL_SYNC_CRON,
     syncLookbackSeconds: env.SYNC_LOOKBACK_SECONDS,
     logLevel: env.LOG_LEVEL,

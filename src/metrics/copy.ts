@@ -43,13 +43,19 @@ export function copyCounters(
   const deliveries = mirrored(
     registers,
     'webhook_deliveries_total',
-    'Webhook deliveries received, by model, event, body shape and outcome (accepted, rejected, aborted, unavailable)',
+    'Webhook deliveries received, by model, event, body shape and outcome (accepted, rejected, aborted, unavailable; unknown_model, unknown_event, unknown_path: answered 404)',
     ['model', 'event', 'shape', 'outcome'],
   )
   const unauthorized = mirrored(
     registers,
     'webhook_unauthorized_total',
     'Requests to the webhook endpoint with a missing or wrong secret',
+    [],
+  )
+  const previousSecret = mirrored(
+    registers,
+    'webhook_previous_secret_total',
+    'Deliveries that carried WEBHOOK_SECRET_PREVIOUS (accepted during a rotation of the secret)',
     [],
   )
   const requests = mirrored(
@@ -81,6 +87,7 @@ export function copyCounters(
     const { receiverCounters, upstream } = sources
     deliveries(deliverySamples(receiverCounters))
     unauthorized([{ labels: {}, value: receiverCounters.get('unauthorized') ?? 0 }])
+    previousSecret([{ labels: {}, value: receiverCounters.get('previous-secret') ?? 0 }])
     requests(plain(upstream.requests))
     retries(plain(upstream.retries))
     throttled(plain(upstream.throttledSeconds))

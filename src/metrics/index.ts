@@ -11,6 +11,7 @@ import type { UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Counters } from '../receiver/counters.ts'
+import type { HookObserver } from '../receiver/hook-keeper.ts'
 import type { Db } from '../store/database.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
 import type { SyncObserver } from '../sync/observer.ts'
@@ -23,7 +24,10 @@ export interface MetricsSources {
   boss: JobQueue
   config: Config
   logger: Logger
-  /** The receiver's counters (`delivery:<model>:<event>:<shape>:<outcome>`, `unauthorized`). */
+  /**
+   * The receiver's counters (`delivery:<model>:<event>:<shape>:<outcome>`, `unauthorized`,
+   * `previous-secret`).
+   */
   receiverCounters: Counters
   upstream: UpstreamMetrics
   /** Live rows are counted at most this often (default 30 s); 0 counts at every scrape. */
@@ -32,7 +36,7 @@ export interface MetricsSources {
   processMetrics?: boolean
 }
 
-export interface Metrics extends Required<SyncObserver> {
+export interface Metrics extends Required<SyncObserver>, HookObserver {
   registry: Registry
   /** Reads the database and the plain counters, then renders the text exposition format. */
   scrape(): Promise<string>
@@ -87,6 +91,21 @@ export function createMetrics(sources: MetricsSources): Metrics {
     labelNames: ['table', 'status'],
     registers,
   })
+  const hookChecks = new Counter({
+    name: `${PREFIX}hook_checks_total`,
+    help: 'Periodic checks of the CRM hooks run by this process, by outcome (ok, repaired, failed)',
+    labelNames: ['outcome'],
+    registers,
+  })
+  const hooksReregistered = new Counter({
+    name: `${PREFIX}hooks_reregistered_total`,
+    help: 'Hooks re-registered by the periodic checks of this process, by reason (missing, disabled, changed)',
+    labelNames: ['reason'],
+    registers,
+  })
+  // Present at 0 from the start, so that increase() sees the first check that fails.
+  for (const outcome of ['ok', 'repaired', 'failed']) hookChecks.inc({ outcome }, 0)
+  for (const reason of ['missing', 'disabled', 'changed']) hooksReregistered.inc({ reason }, 0)
   const copy = copyCounters(registers, sources)
   const database = createDatabaseGauges(registers, sources)
 
@@ -113,6 +132,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     rowsPruned(table, status, count) {
       pruned.inc({ table, status }, count)
+    },
+    hookChecked(outcome) {
+      hookChecks.inc({ outcome })
+    },
+    hooksReregistered(reason, count) {
+      hooksReregistered.inc({ reason }, count)
     },
     async scrape() {
       copy()

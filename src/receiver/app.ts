@@ -3,7 +3,8 @@
 // whatever it holds.
 //
 // Route: POST /webhooks/crm/<WEBHOOK_SECRET>/<model>/<event>. The upstream signs nothing, so the
-// secret travels in the URL that crm-sync registered, as a path segment (see README).
+// secret travels in the URL that crm-sync registered, as a path segment (see README). During a rotation
+// the previous secret (WEBHOOK_SECRET_PREVIOUS) is accepted too, and such deliveries are counted.
 import { type Context, Hono } from 'hono'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
@@ -14,6 +15,7 @@ import {
   classifyDelivery,
   parseEvent,
   parseModel,
+  segmentLabel,
   type WebhookEvent,
   type WebhookModel,
 } from './deliveries.ts'
@@ -24,13 +26,15 @@ import {
   type InboxWriterOptions,
   settledBy,
 } from './inbox-writer.ts'
-import { secretMatcher } from './secret.ts'
+import { secretsMatcher } from './secret.ts'
 
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024
 
 export interface ReceiverDependencies {
   db: Db
   secret: string
+  /** WEBHOOK_SECRET_PREVIOUS: accepted beside `secret` until the operator removes it. */
+  previousSecret?: string | null
   logger: Logger
   counters: Counters
   /** Told once a delivery is committed, so that a worker of this process takes it at once. */
@@ -50,6 +54,19 @@ function decodeSegment(segment: string): string {
   } catch {
     return segment
   }
+}
+
+/**
+ * Why an authenticated POST has no endpoint: a model or an event crm-sync does not mirror, or a path
+ * of another shape. Answered 404 (the contract), and counted.
+ */
+function unrouted(
+  service: string | undefined,
+  rest: string[],
+  model: WebhookModel | undefined,
+): 'unknown_path' | 'unknown_model' | 'unknown_event' {
+  if (service !== 'crm' || rest.length > 0) return 'unknown_path'
+  return model ? 'unknown_event' : 'unknown_model'
 }
 
 /** The body's announced length; null for a chunked body (or a length that is not a number). */
@@ -89,6 +106,7 @@ async function readBody(c: Context): Promise<string | null> {
 export function createReceiver({
   db,
   secret,
+  previousSecret,
   logger,
   counters,
   onAccepted,
@@ -97,7 +115,7 @@ export function createReceiver({
   const app = new Hono()
   const store = createInboxWriter(db, writer)
   const budgetMs = writer?.budgetMs ?? DELIVERY_BUDGET_MS
-  const matchesSecret = secretMatcher(secret)
+  const whichSecret = secretsMatcher(previousSecret ? [secret, previousSecret] : [secret])
   // Every 503 says why; none was acknowledged, so the sender keeps the delivery and retries it.
   const unavailable = (c: Context, error: unknown) => {
     const reason =
@@ -120,15 +138,19 @@ export function createReceiver({
   app.all('/webhooks/*', async (c) => {
     const segments = c.req.path.split('/').filter(Boolean).slice(1).map(decodeSegment)
     const [service, presented, modelSegment = '', eventSegment = '', ...rest] = segments
-    if (!matchesSecret(presented)) {
+    const matched = whichSecret(presented)
+    if (matched < 0) {
       increment(counters, 'unauthorized')
       return c.json({ error: 'unauthorized' }, 401)
     }
     if (c.req.method !== 'POST')
       return c.json({ error: 'method not allowed; deliveries are POSTed' }, 405, { Allow: 'POST' })
+    if (matched > 0) increment(counters, 'previous-secret')
     const model = parseModel(modelSegment)
     const event = parseEvent(eventSegment)
     if (service !== 'crm' || rest.length > 0 || !model || !event) {
+      const labels = `${segmentLabel(modelSegment)}:${segmentLabel(eventSegment)}`
+      increment(counters, `delivery:${labels}:unknown:${unrouted(service, rest, model)}`)
       return c.json(
         { error: 'no such webhook endpoint; expected /webhooks/crm/<secret>/<model>/<event>' },
         404,

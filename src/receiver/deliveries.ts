@@ -28,6 +28,15 @@ export function parseEvent(value: string): WebhookEvent | undefined {
   return WEBHOOK_EVENTS.find((event) => event === lower)
 }
 
+/**
+ * A URL segment as a metric label: a name such as the CRM's models and events (lower case), else
+ * `other`, so that a label never holds what a sender made up beyond that.
+ */
+export function segmentLabel(segment: string): string {
+  const lower = segment.toLowerCase()
+  return /^[a-z][a-z0-9_]{0,29}$/.test(lower) ? lower : 'other'
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 

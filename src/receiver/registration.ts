@@ -1,5 +1,6 @@
 // Hook registration: make the CRM's hooks match what crm-sync needs — 4 models x 3 events with
-// HOOK_OBJECT_TYPE, pointing at PUBLIC_URL — while never touching hooks that are not crm-sync's.
+// HOOK_OBJECT_TYPE, pointing at PUBLIC_URL — while never touching hooks that are not crm-sync's. A hook
+// of crm-sync's that the CRM shows disabled is replaced like a missing one.
 // Replicas starting together are serialised by a PostgreSQL advisory lock.
 import { sql } from 'kysely'
 import type { CrmClient, Hook, NewHook } from '../api-client/crm.ts'
@@ -61,7 +62,23 @@ export function desiredHooks(settings: HookSettings): NewHook[] {
   )
 }
 
+const OFF_STATES = /^(disabled|inactive|paused|suspended|deactivated)$/i
+
+/**
+ * Whether the CRM reports the hook as switched off. The spec shows no such field (only `verified`,
+ * `failed` and `failed_at`, their meaning not shown), so the forms services use are recognised:
+ * `active` or `enabled` false, `disabled` true, a `status` or `state` such as "disabled", a
+ * `disabled_at`. Failures alone do not make a hook disabled.
+ */
+export function isDisabled(hook: Hook): boolean {
+  const { active, enabled, disabled, status, state, disabled_at: disabledAt } = hook
+  if (active === false || enabled === false || disabled === true) return true
+  if ([status, state].some((value) => typeof value === 'string' && OFF_STATES.test(value))) return true
+  return typeof disabledAt === 'string' && disabledAt !== ''
+}
+
 const sameHook = (hook: Hook, wanted: NewHook) =>
+  !isDisabled(hook) &&
   hook.model === wanted.model &&
   hook.event === wanted.event &&
   hook.object_type === wanted.object_type &&
@@ -95,6 +112,25 @@ export async function registerHooks(
     }
     return { created: missing, deleted, kept, foreign }
   })
+}
+
+export type ReregistrationReason = 'missing' | 'disabled' | 'changed'
+
+/**
+ * Why the hooks a registration created were needed: for their model and event the CRM had no hook of
+ * crm-sync's (`missing`), a disabled one (`disabled`), or one with another target, object type or
+ * includes (`changed`: a new secret, PUBLIC_URL or HOOK_OBJECT_TYPE, or an edit in the CRM).
+ */
+export function reregistrationReasons(result: RegistrationResult): Record<ReregistrationReason, number> {
+  const reasons: Record<ReregistrationReason, number> = { missing: 0, disabled: 0, changed: 0 }
+  for (const created of result.created) {
+    const replaced = result.deleted.filter(
+      (hook) => hook.model === created.model && hook.event === created.event,
+    )
+    const reason = replaced.some(isDisabled) ? 'disabled' : replaced.length > 0 ? 'changed' : 'missing'
+    reasons[reason] += 1
+  }
+  return reasons
 }
 
 /** Removes crm-sync's own hooks (any URL, any secret); foreign hooks stay. */

@@ -15,3 +15,15 @@ export function secretMatcher(expected: string): (presented: string | undefined)
   const expectedDigest = digest(expected)
   return (presented) => presented !== undefined && timingSafeEqual(digest(presented), expectedDigest)
 }
+
+/**
+ * Which of the expected secrets (the current one first, then the previous one during a rotation) the
+ * presented one is: its index, or -1. Every expected secret is compared, whichever matches.
+ */
+export function secretsMatcher(expected: readonly string[]): (presented: string | undefined) => number {
+  const matchers = expected.map(secretMatcher)
+  return (presented) => {
+    const matches = matchers.map((matches) => matches(presented))
+    return matches.indexOf(true)
+  }
+}

@@ -58,6 +58,9 @@ export const QUEUES = {
   incrementalTick: { name: 'incremental-tick', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
   // Starts a full run; scheduled with FULL_SYNC_CRON (pg-boss schedules are cluster-wide).
   fullTick: { name: 'full-tick', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
+  // Checks crm-sync's hooks in the CRM; sent at most once per HOOKS_CHECK_INTERVAL across replicas
+  // (src/receiver/hook-checks.ts).
+  hooksCheck: { name: 'hooks-check', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
 } as const satisfies Record<string, Queue>
 
 /** Workers beat every 2 s, so a dead process's heartbeat is stale 8 to 10 s after its death. */

@@ -10,7 +10,12 @@ export const SECRET = 'test-secret-0123456789abcdef'
 
 export function receiverFor(
   db: Db,
-  options: { counters?: Counters; onAccepted?: () => void; writer?: InboxWriterOptions } = {},
+  options: {
+    counters?: Counters
+    onAccepted?: () => void
+    writer?: InboxWriterOptions
+    previousSecret?: string
+  } = {},
 ): {
   app: Hono
   counters: Counters
@@ -19,6 +24,7 @@ export function receiverFor(
   const app = createReceiver({
     db,
     secret: SECRET,
+    previousSecret: options.previousSecret,
     logger: createLogger({ level: 'silent' }),
     counters,
     onAccepted: options.onAccepted,
