@@ -6,7 +6,7 @@
 #   docker run --init --stop-timeout 40 -p 3000:3000 --env-file .env crm-sync
 #   docker run --rm --env-file .env crm-sync status      # any other command of the crm-sync CLI
 #
-# compose.yaml runs it beside a PostgreSQL. test/container.test.ts performs these steps outside Docker.
+# compose.yaml runs it beside a PostgreSQL. test/container/container.test.ts performs these steps outside Docker.
 
 FROM node:24-slim AS dependencies
 WORKDIR /app

@@ -7,7 +7,7 @@
 // and the statement's JSON), which dies with the page but outlives young-generation collections
 // while the page's statement runs. With Node's defaults V8 then grows the young generation to
 // 2 x 64 MB and lets the old generation reach 4x its live size before collecting it: a full sweep
-// peaked at 300-370 MB although the live heap stays about 30 MB (see README, Performance).
+// peaked at 300-370 MB although the live heap stays about 30 MB (see docs/performance.md).
 // - --max-semi-space-size=16: the young generation takes at most 2 x 16 MB.
 // - --max-old-space-size=1536: V8 lets the old generation grow past its live size by a factor that
 //   scales with this limit (1.3x at 256 MB, 1.6x at 1 GB, 1.8x at 1.5 GB, 4x at 2 GB and above).
