@@ -70,12 +70,20 @@ export async function serveChild<Ready>(
 ): Promise<void> {
   try {
     const { ready, stop } = await start()
-    process.on('message', async (message: { type?: string }) => {
-      if (message.type !== 'stop') return
+    let stopping = false
+    const stopAndExit = async () => {
+      if (stopping) return
+      stopping = true
       await stop()
-      process.disconnect()
+      if (process.connected) process.disconnect()
       process.exit(0)
+    }
+    process.on('message', (message: { type?: string }) => {
+      if (message.type === 'stop') void stopAndExit()
     })
+    // The parent died (killed, crashed): nobody will ask this process to stop, so it stops itself
+    // rather than go on sending requests to a sandbox that is gone.
+    process.on('disconnect', () => void stopAndExit())
     process.send?.({ type: 'ready', ready })
   } catch (error) {
     process.send?.({
