@@ -790,6 +790,12 @@ function figuresOf(
   ]
   if (!changes) return figures
   const { after, total, duringChanges, afterChanges, changesMade } = changes
+  // What no engine can skip after the changes: the resources without webhooks read to their last page
+  // (silent deletions show only there), and one show per record deleted silently (the contract: a
+  // record missing from a sweep is deleted only after show answers 404), each service at its budget.
+  const pass = silentPass(changes.upstreamAfter, reservationBudget)
+  const passGoal = INTERVAL_SECONDS + pass.seconds
+  const passText = `converged within one interval plus the pass over silent deletions (≤ ${round(passGoal, 1)} s)`
   const windowSeconds = changes.changeSeconds + (after.seconds ?? settings.deadline)
   const untilText = after.seconds === null ? `until the deadline (${settings.deadline} s)` : 'until converged'
   figures.push(
@@ -798,8 +804,11 @@ function figuresOf(
       value: after.seconds ?? settings.deadline,
       unit: 's',
       digits: 1,
-      reference: sweep,
-      target: after.seconds === null ? missed(settings.deadline) : atMost(after.seconds, goal, targetText),
+      reference: { value: pass.seconds, unit: 's', digits: 1, label: pass.label },
+      target:
+        after.seconds === null
+          ? { text: passText, pass: false, by: `not converged in ${settings.deadline} s` }
+          : atMost(after.seconds, passGoal, passText),
       bound:
         after.seconds === null
           ? `not converged; still differing: ${describe(after.differences)}`
@@ -835,6 +844,31 @@ function figuresOf(
     },
   )
   return figures
+}
+
+/** The resources that no webhook announces: their deletions are silent. */
+const SILENT = { crm: ['crm.tasks'], reservation: ['reservations.contacts', 'reservations.bookings'] }
+
+/** Seconds the budgets need for every page of the silent resources and a show per silent deletion. */
+function silentPass(
+  upstream: Record<string, { live: number; deleted: number }>,
+  reservationBudget: { requests: number; windowSeconds: number },
+): { seconds: number; label: string } {
+  const requests = (tables: string[]) =>
+    tables.reduce((sum, table) => {
+      const { live = 0, deleted = 0 } = upstream[table] ?? {}
+      return sum + Math.ceil((live + deleted) / PAGE_SIZE) + deleted
+    }, 0)
+  const crm = requests(SILENT.crm)
+  const reservation = requests(SILENT.reservation)
+  const seconds = Math.max(
+    crm / (CRM_BUDGET.requests / CRM_BUDGET.windowSeconds),
+    reservation / (reservationBudget.requests / reservationBudget.windowSeconds),
+  )
+  return {
+    seconds,
+    label: `every page of tasks, contacts and bookings once and a show per silent deletion: CRM ${crm}, reservation ${reservation} requests at 5/s`,
+  }
 }
 
 async function run(ctx: Context) {
