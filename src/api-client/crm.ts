@@ -1,7 +1,7 @@
 // The CRM: records of the resource table (wrapped under their singular name upstream, unwrapped here),
 // counts, and webhooks.
 import { z } from 'zod'
-import type { Resource } from '../resources/index.ts'
+import type { HookObjectType, Resource, WebhookEvent, WebhookModel } from '../resources/index.ts'
 import { UpstreamGoneError, UpstreamResponseError } from './errors.ts'
 import type { Query, UpstreamAnswer } from './http.ts'
 import {
@@ -23,14 +23,11 @@ export interface CrmSettings extends ClientSettings {
   auth: 'header' | 'query'
 }
 
-export const HOOK_MODELS = ['person', 'company', 'deal', 'project'] as const
-export const HOOK_EVENTS = ['create', 'update', 'destroy'] as const
-
 export interface NewHook {
-  model: (typeof HOOK_MODELS)[number]
-  event: (typeof HOOK_EVENTS)[number]
+  model: WebhookModel
+  event: WebhookEvent
   target_url: string
-  object_type: 'lean' | 'api' | 'nested' | 'flat'
+  object_type: HookObjectType
   /** Space- or comma-separated sub-objects, for `nested` and `api`. */
   includes?: string
   filter_group_id?: number

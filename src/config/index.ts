@@ -4,8 +4,9 @@ import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { z } from 'zod'
+import { HOOK_OBJECT_TYPES } from '../resources/index.ts'
 
-export const HOOK_OBJECT_TYPES = ['lean', 'api', 'nested', 'flat'] as const
+export { HOOK_OBJECT_TYPES }
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export const CRM_AUTH_MODES = ['header', 'query'] as const
 export const ORDER_SPELLINGS = ['underscore', 'hyphen'] as const

@@ -1,11 +1,18 @@
 // What a CRM delivery says: its shape, model, event and record id. The upstream signs nothing and
 // `api`/`flat` bodies name no model or event, so the URL the hook was registered with supplies them.
 
-export const WEBHOOK_MODELS = ['person', 'company', 'deal', 'project'] as const
-export const WEBHOOK_EVENTS = ['create', 'update', 'destroy'] as const
-export type WebhookModel = (typeof WEBHOOK_MODELS)[number]
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
-export type DeliveryShape = 'lean' | 'nested' | 'api' | 'flat'
+import {
+  type HookObjectType,
+  WEBHOOK_EVENTS,
+  WEBHOOK_MODELS,
+  type WebhookEvent,
+  type WebhookModel,
+} from '../resources/index.ts'
+
+// Derived from the resource table (src/resources/index.ts); re-exported for the receiver's callers.
+export { WEBHOOK_EVENTS, WEBHOOK_MODELS, type WebhookEvent, type WebhookModel }
+/** The shapes a delivery comes in are the hooks' object types. */
+export type DeliveryShape = HookObjectType
 
 export interface Delivery {
   shape: DeliveryShape
@@ -71,7 +78,7 @@ function withId(shape: DeliveryShape, id: unknown, record: Record<string, unknow
   return { ok: true, delivery: { shape, recordId: parsed, record } }
 }
 
-/** Recognises the four shapes of `object_type`: lean, nested, api and flat. */
+/** Recognises the shapes of `object_type` (HOOK_OBJECT_TYPES): lean, nested, api and flat. */
 export function classifyDelivery(body: unknown, model: WebhookModel, event: WebhookEvent): Classification {
   if (!isObject(body)) return { ok: false, reason: 'the body must be a JSON object' }
   const mismatch = contradiction(body, model, event)

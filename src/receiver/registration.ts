@@ -1,13 +1,13 @@
-// Hook registration: make the CRM's hooks match what crm-sync needs — 4 models x 3 events with
-// HOOK_OBJECT_TYPE, pointing at PUBLIC_URL — while never touching hooks that are not crm-sync's. A hook
-// of crm-sync's that the CRM shows disabled is replaced like a missing one.
+// Hook registration: make the CRM's hooks match what crm-sync needs — one per webhook model of the
+// resource table and event (WEBHOOK_MODELS x WEBHOOK_EVENTS) with HOOK_OBJECT_TYPE, pointing at
+// PUBLIC_URL — while never touching hooks that are not crm-sync's. A hook of crm-sync's that the CRM
+// shows disabled is replaced like a missing one.
 // Replicas starting together are serialised by a PostgreSQL advisory lock.
 import { sql } from 'kysely'
 import type { CrmClient, Hook, NewHook } from '../api-client/crm.ts'
-import { type HookObjectType, hookIncludes } from '../resources/index.ts'
+import { type HookObjectType, hookIncludes, WEBHOOK_EVENTS, WEBHOOK_MODELS } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
 import { webhookPath } from './app.ts'
-import { WEBHOOK_EVENTS, WEBHOOK_MODELS } from './deliveries.ts'
 
 export type HooksApi = Pick<CrmClient, 'listHooks' | 'createHook' | 'deleteHook'>
 
@@ -28,7 +28,10 @@ export interface RegistrationResult {
 const REGISTRATION_LOCK = 7_349_201_115
 
 /** A hook is crm-sync's when its target ends in crm-sync's receiver path (any host, any secret). */
-const OWN_TARGET = /\/webhooks\/crm\/[^/]+\/(person|company|deal|project)\/(create|update|destroy)$/i
+const OWN_TARGET = new RegExp(
+  String.raw`\/webhooks\/crm\/[^/]+\/(${WEBHOOK_MODELS.join('|')})\/(${WEBHOOK_EVENTS.join('|')})$`,
+  'i',
+)
 
 export function isOwnHook(hook: Pick<Hook, 'target_url'>): boolean {
   if (!hook.target_url) return false

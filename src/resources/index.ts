@@ -1,446 +1,55 @@
-// The table of mirrored resources. Each resource is described once here; the store, the API
-// client, the backfill and the CLI read this table instead of knowing resources by name.
+// The table of mirrored resources. Each resource is described once, in the file of its service
+// (crm.ts, reservation.ts; the CRM's child tables in crm-children.ts); every list of resources, tables,
+// webhook models and the Kysely table types (src/store/schema.ts) is derived from it below, so that a new
+// resource is its entry there, its migration and its simulator kind (src/sandbox), and nothing else.
 // The migrations are frozen SQL and do not import this file; test/schema.test.ts proves the two agree.
-import {
-  bigint,
-  boolean,
-  type Column,
-  date,
-  integer,
-  jsonb,
-  numeric,
-  type SqlValue,
-  text,
-  timestamptz,
-} from './columns.ts'
+import { crmResources } from './crm.ts'
+import { reservationResources } from './reservation.ts'
+import type { ChildMapping, Resource } from './types.ts'
 
-export type Columns = Record<string, Column>
-
-export type RowOf<C extends Columns> = {
-  [K in keyof C]: C[K] extends Column<infer T> ? SqlValue<T> | null : never
-}
-
-export interface ChildTable<Name extends string = string, C extends Columns = Columns> {
-  table: Name
-  columns: C
-  /** A column that holds the parent's id (e.g. `deal_id`), filled from the parent rather than the item. */
-  parentColumn?: string
-}
-
-export interface ChildMapping {
-  child: ChildTable
-  /** Key of the included array inside the upstream record. */
-  key: string
-  /** Values for columns the item does not carry (e.g. `type: 'Tel'` for items of `tels`). */
-  defaults?: Record<string, unknown>
-}
-
-/** Records of another resource that the upstream deletes, without a word, together with their parent. */
-export interface Dependant {
-  /** The dependant resource (qualified name). */
-  resource: string
-  /** Its column holding the parent's id. */
-  column: string
-  /** Further columns that must hold these values (e.g. `attachable_type: 'Person'`). */
-  where?: Readonly<Record<string, string>>
-}
-
-export interface Resource<Name extends string = string, C extends Columns = Columns> {
-  name: Name
-  service: 'crm' | 'reservation'
-  /** Path below `${base}/api/`. */
-  path: string
-  /** Key a record is wrapped under (CRM), or null for bare records (reservation service). */
-  wrapper: string | null
-  /** Includes requested with every index page and show, so that children arrive with the record. */
-  includes: readonly string[]
-  /** Model name of CRM webhooks for this resource, or null when the upstream sends none. */
-  webhookModel: 'person' | 'company' | 'deal' | 'project' | null
-  columns: C
-  children: readonly ChildMapping[]
-  /** Upstream key whose non-null value means the record is deleted (the upstream's own soft delete). */
-  softDeleteKey: string | null
-  /** Routes the upstream offers beyond the index. */
-  routes: { show: boolean; count: boolean }
-  /**
-   * Silent cascades: when a record of this resource is tombstoned, these dependants of it are checked
-   * with `show` (and tombstoned on 404) at once, rather than at the next reconciliation.
-   */
-  dependants: readonly Dependant[]
-}
-
-const child = <Name extends string, C extends Columns>(table: ChildTable<Name, C>) => table
-const resource = <Name extends string, C extends Columns>(definition: Resource<Name, C>) => definition
-
-// A change to a child table's columns, or to the mappings below, needs a migration that rewrites the
-// rows it changes: a parent written again with the same includes leaves its child rows as they are
-// (src/store/records.ts).
-// ---- child tables ---------------------------------------------------------------------------
-
-const attached = { attachable_id: bigint, attachable_type: text }
-const stamps = { created_at: timestamptz, updated_at: timestamptz }
-
-export const tags = child({
-  table: 'crm.tags',
-  columns: { id: bigint, account_id: bigint, ...attached, name: text, api_input: boolean, ...stamps },
-})
-
-export const addresses = child({
-  table: 'crm.addresses',
-  columns: {
-    id: bigint,
-    ...attached,
-    atype: text,
-    primary: boolean,
-    street: text,
-    zip: text,
-    city: text,
-    country_code: text,
-    state_code: text,
-    country_name: text,
-    ...stamps,
-  },
-})
-
-export const contactDetails = child({
-  table: 'crm.contact_details',
-  columns: {
-    id: bigint,
-    type: text,
-    ...attached,
-    atype: text,
-    name: text,
-    primary: boolean,
-    name_clean: text,
-    api_input: boolean,
-    ...stamps,
-  },
-})
-
-export const positions = child({
-  table: 'crm.positions',
-  columns: {
-    id: bigint,
-    account_id: bigint,
-    person_id: bigint,
-    company_id: bigint,
-    company_name: text,
-    name: text,
-    department: text,
-    primary_function: boolean,
-    former: boolean,
-    ...stamps,
-  },
-})
-
-export const customFields = child({
-  table: 'crm.custom_fields',
-  columns: {
-    id: bigint,
-    custom_fields_type_id: bigint,
-    ...attached,
-    name: text,
-    value: text,
-    ...stamps,
-  },
-})
-
-export const dealPeople = child({
-  table: 'crm.deal_people',
-  columns: { deal_id: bigint, person_id: { type: 'bigint', from: 'id' }, first_name: text, name: text },
-  parentColumn: 'deal_id',
-})
-
-export const projectPeople = child({
-  table: 'crm.project_people',
-  columns: { project_id: bigint, person_id: { type: 'bigint', from: 'id' }, first_name: text, name: text },
-  parentColumn: 'project_id',
-})
-
-export const childTables = [
-  tags,
+export { companies, deals, people, projects, tasks, users } from './crm.ts'
+export {
   addresses,
   contactDetails,
-  positions,
   customFields,
   dealPeople,
+  positions,
   projectPeople,
-]
+  tags,
+} from './crm-children.ts'
+export { bookings, contacts } from './reservation.ts'
+export type { ChildMapping, ChildTable, Columns, Dependant, Resource, RowOf } from './types.ts'
 
-const contactChildren: ChildMapping[] = [
-  { child: tags, key: 'tags' },
-  { child: addresses, key: 'addrs' },
-  { child: contactDetails, key: 'tels', defaults: { type: 'Tel' } },
-  { child: contactDetails, key: 'emails', defaults: { type: 'Email' } },
-  { child: contactDetails, key: 'homepages', defaults: { type: 'Homepage' } },
-  { child: positions, key: 'positions' },
-  { child: customFields, key: 'custom_fields' },
-]
-const contactIncludes = [
-  'tags',
-  'addrs',
-  'tels',
-  'emails',
-  'homepages',
-  'positions',
-  'custom_fields',
-] as const
+// ---- the table ------------------------------------------------------------------------------
 
-// ---- CRM ------------------------------------------------------------------------------------
-
-export const people = resource({
-  name: 'crm.people',
-  service: 'crm',
-  path: 'people',
-  wrapper: 'person',
-  includes: contactIncludes,
-  webhookModel: 'person',
-  columns: {
-    id: bigint,
-    account_id: bigint,
-    salutation: text,
-    title: text,
-    gender: text,
-    country_code: text,
-    first_name: text,
-    name: text,
-    background: text,
-    user_id: bigint,
-    created_at: timestamptz,
-    updated_at: timestamptz,
-    created_by_user_id: bigint,
-    updated_by_user_id: bigint,
-    responsible_user_natural_name: text,
-    salutation_official: text,
-    salutation_formal: text,
-    salutation_informal: text,
-    user: jsonb,
-  },
-  children: contactChildren,
-  softDeleteKey: null,
-  routes: { show: true, count: true },
-  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Person' } }],
-})
-
-export const companies = resource({
-  name: 'crm.companies',
-  service: 'crm',
-  path: 'companies',
-  wrapper: 'company',
-  includes: contactIncludes,
-  webhookModel: 'company',
-  columns: {
-    id: bigint,
-    account_id: bigint,
-    name: text,
-    background: text,
-    created_at: timestamptz,
-    updated_at: timestamptz,
-    user_id: bigint,
-    created_by_user_id: bigint,
-    is_own: boolean,
-    demo: boolean,
-    import_log_id: bigint,
-  },
-  children: contactChildren,
-  softDeleteKey: null,
-  routes: { show: true, count: true },
-  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Company' } }],
-})
-
-const workColumns = {
-  id: bigint,
-  account_id: bigint,
-  user_id: bigint,
-  company_id: bigint,
-  name: text,
-  description: text,
-}
-
-export const deals = resource({
-  name: 'crm.deals',
-  service: 'crm',
-  path: 'deals',
-  wrapper: 'deal',
-  includes: ['tags', 'people', 'custom_fields'],
-  webhookModel: 'deal',
-  columns: {
-    ...workColumns,
-    value: numeric,
-    value_type: text,
-    value_count: numeric,
-    currency: text,
-    target_date: date,
-    finished_at: timestamptz,
-    current_state: text,
-    created_at: timestamptz,
-    updated_at: timestamptz,
-    person_ids_set: text,
-  },
-  children: [
-    { child: tags, key: 'tags' },
-    { child: dealPeople, key: 'people' },
-    { child: customFields, key: 'custom_fields' },
-  ],
-  softDeleteKey: null,
-  routes: { show: true, count: true },
-  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Deal' } }],
-})
-
-export const projects = resource({
-  name: 'crm.projects',
-  service: 'crm',
-  path: 'projects',
-  wrapper: 'project',
-  includes: ['tags', 'people', 'custom_fields'],
-  webhookModel: 'project',
-  columns: {
-    ...workColumns,
-    target_date: date,
-    finished_at: timestamptz,
-    current_state: text,
-    created_at: timestamptz,
-    updated_at: timestamptz,
-    person_ids_set: text,
-  },
-  children: [
-    { child: tags, key: 'tags' },
-    { child: projectPeople, key: 'people' },
-    { child: customFields, key: 'custom_fields' },
-  ],
-  softDeleteKey: null,
-  routes: { show: true, count: true },
-  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Project' } }],
-})
-
-export const tasks = resource({
-  name: 'crm.tasks',
-  service: 'crm',
-  path: 'tasks',
-  wrapper: 'task',
-  includes: [],
-  webhookModel: null,
-  columns: {
-    id: bigint,
-    account_id: bigint,
-    attachable_id: bigint,
-    attachable_type: text,
-    badge: text,
-    finished: boolean,
-    name: text,
-    precise_time: timestamptz,
-    user_id: bigint,
-    created_by_user_id: bigint,
-    updated_by_user_id: bigint,
-    created_at: timestamptz,
-    updated_at: timestamptz,
-    comments_count: integer,
-    end_time: timestamptz,
-    fuzzy: boolean,
-    entire_day: boolean,
-  },
-  children: [],
-  softDeleteKey: null,
-  // The spec routes GET /tasks/{id}; a count route for tasks is not shown.
-  routes: { show: true, count: false },
-  dependants: [],
-})
-
-export const users = resource({
-  name: 'crm.users',
-  service: 'crm',
-  path: 'users',
-  wrapper: 'user',
-  includes: [],
-  webhookModel: null,
-  columns: { id: bigint, first: text, name: text, login: text },
-  children: [],
-  softDeleteKey: null,
-  // "Only index and search exist."
-  routes: { show: false, count: false },
-  dependants: [],
-})
-
-// ---- reservation service --------------------------------------------------------------------
-
-export const contacts = resource({
-  name: 'reservations.contacts',
-  service: 'reservation',
-  path: 'contacts',
-  wrapper: null,
-  includes: [],
-  webhookModel: null,
-  columns: {
-    id: bigint,
-    account_id: bigint,
-    title: text,
-    first: text,
-    last: text,
-    note: text,
-    phone: text,
-    phone2: text,
-    mail: text,
-    company: text,
-    street: text,
-    zip: text,
-    city: text,
-    // Returned as `false` when unset; the mapping of false to the listed values is not shown, so it is null.
-    newsletter: { type: 'text', map: (value) => (value === false ? null : value) },
-    created_at: timestamptz,
-    updated_at: timestamptz,
-    completed_bookings_count: integer,
-    phone_clean: text,
-    phone2_clean: text,
-    newsletter_double_opt_in_hash: text,
-    import_id: text,
-    deleted_at: timestamptz,
-  },
-  children: [],
-  softDeleteKey: 'deleted_at',
-  // contacts/count is routed but its response form is not shown: nothing may depend on it.
-  routes: { show: true, count: false },
-  dependants: [{ resource: 'reservations.bookings', column: 'contact_id' }],
-})
-
-export const bookings = resource({
-  name: 'reservations.bookings',
-  service: 'reservation',
-  path: 'bookings',
-  wrapper: null,
-  includes: [],
-  webhookModel: null,
-  columns: {
-    id: bigint,
-    account_id: bigint,
-    type: text,
-    group_id: bigint,
-    area_id: bigint,
-    contact_id: bigint,
-    date: date,
-    hour: integer,
-    minute: integer,
-    number_guests: integer,
-    note: text,
-    duration: integer,
-    created_by_user_id: bigint,
-    company: text,
-    mail_confirmation: boolean,
-    status: text,
-    webform: boolean,
-    created_at: timestamptz,
-    updated_at: timestamptz,
-  },
-  children: [],
-  softDeleteKey: null,
-  routes: { show: true, count: false },
-  dependants: [],
-})
-
-export const resources = [people, companies, deals, projects, tasks, users, contacts, bookings] as const
+/** Every mirrored resource, in the order runs sweep them and status lists them: the one table. */
+export const resources = [...crmResources, ...reservationResources] as const
 
 export type AnyResource = (typeof resources)[number]
 export type ResourceName = AnyResource['name']
-export const resourceNames = resources.map((r) => r.name) as ResourceName[]
+export type AnyChildTable = AnyResource['children'][number]['child']
+
+// ---- lists derived from the table -----------------------------------------------------------
+
+/** Qualified names (`crm.people`): the CLI's `resync --resource` help, retention of sweep rows. */
+export const resourceNames: ResourceName[] = resources.map((r) => r.name)
+
+/** Child tables, each once, in the order resources map them: the demo's queries, test/schema.test.ts. */
+export const childTables: AnyChildTable[] = [
+  ...new Set(
+    resources.flatMap((r): readonly ChildMapping<AnyChildTable>[] => r.children).map((m) => m.child),
+  ),
+]
+
+export type WebhookModel = NonNullable<AnyResource['webhookModel']>
+
+/**
+ * Models the CRM sends webhooks for (`person`): the receiver's routes and its `api` shape, the hooks
+ * registered (src/receiver/registration.ts), the CRM client's `NewHook`.
+ */
+export const WEBHOOK_MODELS: readonly WebhookModel[] = resources.flatMap((r) =>
+  r.webhookModel ? [r.webhookModel] : [],
+)
 
 export function findResource(name: string): AnyResource | undefined {
   return resources.find((r) => r.name === name)
@@ -456,7 +65,18 @@ export function hasUpdatedAt(resource: Resource): boolean {
   return 'updated_at' in resource.columns
 }
 
-export type HookObjectType = 'lean' | 'api' | 'nested' | 'flat'
+// ---- the CRM's webhooks: the same for every model -------------------------------------------
+
+/** Events hooked for every model: the receiver's routes, the hooks registered, the CRM client's `NewHook`. */
+export const WEBHOOK_EVENTS = ['create', 'update', 'destroy'] as const
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
+
+/**
+ * The CRM's `object_type`s, the shapes of a delivery: HOOK_OBJECT_TYPE (src/config), the shapes the
+ * receiver recognises (`DeliveryShape`), the CRM client's `NewHook`.
+ */
+export const HOOK_OBJECT_TYPES = ['lean', 'api', 'nested', 'flat'] as const
+export type HookObjectType = (typeof HOOK_OBJECT_TYPES)[number]
 
 /**
  * Includes a hook of that object type asks for: with `nested` and `api` the payload carries the

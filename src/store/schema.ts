@@ -1,24 +1,6 @@
 // Kysely table types of the whole database, derived from the resource table where it can be.
 import type { ColumnType, Generated } from 'kysely'
-import type {
-  addresses,
-  bookings,
-  Columns,
-  companies,
-  contactDetails,
-  contacts,
-  customFields,
-  dealPeople,
-  deals,
-  people,
-  positions,
-  projectPeople,
-  projects,
-  RowOf,
-  tags,
-  tasks,
-  users,
-} from '../resources/index.ts'
+import type { AnyChildTable, AnyResource, Columns, RowOf } from '../resources/index.ts'
 
 export type RecordSource = 'fetch' | 'payload'
 
@@ -137,22 +119,12 @@ export interface UpstreamBudgetSlotsTable {
   lease: Generated<number>
 }
 
-export interface Database {
-  'crm.people': Main<typeof people>
-  'crm.companies': Main<typeof companies>
-  'crm.deals': Main<typeof deals>
-  'crm.projects': Main<typeof projects>
-  'crm.tasks': Main<typeof tasks>
-  'crm.users': Main<typeof users>
-  'reservations.contacts': Main<typeof contacts>
-  'reservations.bookings': Main<typeof bookings>
-  'crm.tags': Child<typeof tags>
-  'crm.addresses': Child<typeof addresses>
-  'crm.contact_details': Child<typeof contactDetails>
-  'crm.positions': Child<typeof positions>
-  'crm.custom_fields': Child<typeof customFields>
-  'crm.deal_people': Child<typeof dealPeople>
-  'crm.project_people': Child<typeof projectPeople>
+/** A main table per resource of the table, keyed by its qualified name: the Kysely `Database`. */
+type MirrorTables = { [R in AnyResource as R['name']]: Main<R> }
+/** A table per child table of the table (`crm.tags`): the Kysely `Database`. */
+type ChildTables = { [C in AnyChildTable as C['table']]: Child<C> }
+
+export interface Database extends MirrorTables, ChildTables {
   'sync.resource_state': ResourceStateTable
   'sync.runs': RunsTable
   'sync.run_resources': RunResourcesTable

@@ -1,0 +1,109 @@
+// The CRM's child tables: items that a record's includes carry (tags, addresses, ...), mirrored in
+// tables of their own. They enter the table through the mappings of the resources that include them;
+// `childTables` (src/resources/index.ts) is derived from those mappings.
+import { bigint, boolean, text, timestamptz } from './columns.ts'
+import { type ChildMapping, child } from './types.ts'
+
+// A change to a child table's columns, or to the mappings below, needs a migration that rewrites the
+// rows it changes: a parent written again with the same includes leaves its child rows as they are
+// (src/store/records.ts).
+
+const attached = { attachable_id: bigint, attachable_type: text }
+const stamps = { created_at: timestamptz, updated_at: timestamptz }
+
+export const tags = child({
+  table: 'crm.tags',
+  columns: { id: bigint, account_id: bigint, ...attached, name: text, api_input: boolean, ...stamps },
+})
+
+export const addresses = child({
+  table: 'crm.addresses',
+  columns: {
+    id: bigint,
+    ...attached,
+    atype: text,
+    primary: boolean,
+    street: text,
+    zip: text,
+    city: text,
+    country_code: text,
+    state_code: text,
+    country_name: text,
+    ...stamps,
+  },
+})
+
+export const contactDetails = child({
+  table: 'crm.contact_details',
+  columns: {
+    id: bigint,
+    type: text,
+    ...attached,
+    atype: text,
+    name: text,
+    primary: boolean,
+    name_clean: text,
+    api_input: boolean,
+    ...stamps,
+  },
+})
+
+export const positions = child({
+  table: 'crm.positions',
+  columns: {
+    id: bigint,
+    account_id: bigint,
+    person_id: bigint,
+    company_id: bigint,
+    company_name: text,
+    name: text,
+    department: text,
+    primary_function: boolean,
+    former: boolean,
+    ...stamps,
+  },
+})
+
+export const customFields = child({
+  table: 'crm.custom_fields',
+  columns: {
+    id: bigint,
+    custom_fields_type_id: bigint,
+    ...attached,
+    name: text,
+    value: text,
+    ...stamps,
+  },
+})
+
+export const dealPeople = child({
+  table: 'crm.deal_people',
+  columns: { deal_id: bigint, person_id: { type: 'bigint', from: 'id' }, first_name: text, name: text },
+  parentColumn: 'deal_id',
+})
+
+export const projectPeople = child({
+  table: 'crm.project_people',
+  columns: { project_id: bigint, person_id: { type: 'bigint', from: 'id' }, first_name: text, name: text },
+  parentColumn: 'project_id',
+})
+
+/** Children of people and companies, and the includes that carry them. */
+export const contactChildren = [
+  { child: tags, key: 'tags' },
+  { child: addresses, key: 'addrs' },
+  { child: contactDetails, key: 'tels', defaults: { type: 'Tel' } },
+  { child: contactDetails, key: 'emails', defaults: { type: 'Email' } },
+  { child: contactDetails, key: 'homepages', defaults: { type: 'Homepage' } },
+  { child: positions, key: 'positions' },
+  { child: customFields, key: 'custom_fields' },
+] satisfies readonly ChildMapping[]
+export const contactIncludes = [
+  'tags',
+  'addrs',
+  'tels',
+  'emails',
+  'homepages',
+  'positions',
+  'custom_fields',
+] as const

@@ -1,0 +1,187 @@
+// The CRM's resources: records wrapped under their singular name, with includes that carry children.
+import { bigint, boolean, date, integer, jsonb, numeric, text, timestamptz } from './columns.ts'
+import {
+  contactChildren,
+  contactIncludes,
+  customFields,
+  dealPeople,
+  projectPeople,
+  tags,
+} from './crm-children.ts'
+import { resource } from './types.ts'
+
+export const people = resource({
+  name: 'crm.people',
+  service: 'crm',
+  path: 'people',
+  wrapper: 'person',
+  includes: contactIncludes,
+  webhookModel: 'person',
+  columns: {
+    id: bigint,
+    account_id: bigint,
+    salutation: text,
+    title: text,
+    gender: text,
+    country_code: text,
+    first_name: text,
+    name: text,
+    background: text,
+    user_id: bigint,
+    created_at: timestamptz,
+    updated_at: timestamptz,
+    created_by_user_id: bigint,
+    updated_by_user_id: bigint,
+    responsible_user_natural_name: text,
+    salutation_official: text,
+    salutation_formal: text,
+    salutation_informal: text,
+    user: jsonb,
+  },
+  children: contactChildren,
+  softDeleteKey: null,
+  routes: { show: true, count: true },
+  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Person' } }],
+})
+
+export const companies = resource({
+  name: 'crm.companies',
+  service: 'crm',
+  path: 'companies',
+  wrapper: 'company',
+  includes: contactIncludes,
+  webhookModel: 'company',
+  columns: {
+    id: bigint,
+    account_id: bigint,
+    name: text,
+    background: text,
+    created_at: timestamptz,
+    updated_at: timestamptz,
+    user_id: bigint,
+    created_by_user_id: bigint,
+    is_own: boolean,
+    demo: boolean,
+    import_log_id: bigint,
+  },
+  children: contactChildren,
+  softDeleteKey: null,
+  routes: { show: true, count: true },
+  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Company' } }],
+})
+
+const workColumns = {
+  id: bigint,
+  account_id: bigint,
+  user_id: bigint,
+  company_id: bigint,
+  name: text,
+  description: text,
+}
+
+export const deals = resource({
+  name: 'crm.deals',
+  service: 'crm',
+  path: 'deals',
+  wrapper: 'deal',
+  includes: ['tags', 'people', 'custom_fields'],
+  webhookModel: 'deal',
+  columns: {
+    ...workColumns,
+    value: numeric,
+    value_type: text,
+    value_count: numeric,
+    currency: text,
+    target_date: date,
+    finished_at: timestamptz,
+    current_state: text,
+    created_at: timestamptz,
+    updated_at: timestamptz,
+    person_ids_set: text,
+  },
+  children: [
+    { child: tags, key: 'tags' },
+    { child: dealPeople, key: 'people' },
+    { child: customFields, key: 'custom_fields' },
+  ],
+  softDeleteKey: null,
+  routes: { show: true, count: true },
+  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Deal' } }],
+})
+
+export const projects = resource({
+  name: 'crm.projects',
+  service: 'crm',
+  path: 'projects',
+  wrapper: 'project',
+  includes: ['tags', 'people', 'custom_fields'],
+  webhookModel: 'project',
+  columns: {
+    ...workColumns,
+    target_date: date,
+    finished_at: timestamptz,
+    current_state: text,
+    created_at: timestamptz,
+    updated_at: timestamptz,
+    person_ids_set: text,
+  },
+  children: [
+    { child: tags, key: 'tags' },
+    { child: projectPeople, key: 'people' },
+    { child: customFields, key: 'custom_fields' },
+  ],
+  softDeleteKey: null,
+  routes: { show: true, count: true },
+  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Project' } }],
+})
+
+export const tasks = resource({
+  name: 'crm.tasks',
+  service: 'crm',
+  path: 'tasks',
+  wrapper: 'task',
+  includes: [],
+  webhookModel: null,
+  columns: {
+    id: bigint,
+    account_id: bigint,
+    attachable_id: bigint,
+    attachable_type: text,
+    badge: text,
+    finished: boolean,
+    name: text,
+    precise_time: timestamptz,
+    user_id: bigint,
+    created_by_user_id: bigint,
+    updated_by_user_id: bigint,
+    created_at: timestamptz,
+    updated_at: timestamptz,
+    comments_count: integer,
+    end_time: timestamptz,
+    fuzzy: boolean,
+    entire_day: boolean,
+  },
+  children: [],
+  softDeleteKey: null,
+  // The spec routes GET /tasks/{id}; a count route for tasks is not shown.
+  routes: { show: true, count: false },
+  dependants: [],
+})
+
+export const users = resource({
+  name: 'crm.users',
+  service: 'crm',
+  path: 'users',
+  wrapper: 'user',
+  includes: [],
+  webhookModel: null,
+  columns: { id: bigint, first: text, name: text, login: text },
+  children: [],
+  softDeleteKey: null,
+  // "Only index and search exist."
+  routes: { show: false, count: false },
+  dependants: [],
+})
+
+/** The CRM's part of the resource table, in the order sweeps and status list them. */
+export const crmResources = [people, companies, deals, projects, tasks, users] as const

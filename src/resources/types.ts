@@ -1,0 +1,79 @@
+// The shape of an entry of the resource table (src/resources/index.ts), and the helpers that keep each
+// entry's names as literal types, so that the lists and types derived from the table know them.
+import type { Column, SqlValue } from './columns.ts'
+
+export type Columns = Record<string, Column>
+
+export type RowOf<C extends Columns> = {
+  [K in keyof C]: C[K] extends Column<infer T> ? SqlValue<T> | null : never
+}
+
+export interface ChildTable<Name extends string = string, C extends Columns = Columns> {
+  table: Name
+  columns: C
+  /** A column that holds the parent's id (e.g. `deal_id`), filled from the parent rather than the item. */
+  parentColumn?: string
+}
+
+export interface ChildMapping<T extends ChildTable = ChildTable> {
+  child: T
+  /** Key of the included array inside the upstream record. */
+  key: string
+  /** Values for columns the item does not carry (e.g. `type: 'Tel'` for items of `tels`). */
+  defaults?: Record<string, unknown>
+}
+
+/** Records of another resource that the upstream deletes, without a word, together with their parent. */
+export interface Dependant {
+  /** The dependant resource (qualified name). */
+  resource: string
+  /** Its column holding the parent's id. */
+  column: string
+  /** Further columns that must hold these values (e.g. `attachable_type: 'Person'`). */
+  where?: Readonly<Record<string, string>>
+}
+
+export type Service = 'crm' | 'reservation'
+
+export interface Resource<
+  Name extends string = string,
+  C extends Columns = Columns,
+  Model extends string | null = string | null,
+  Children extends readonly ChildMapping[] = readonly ChildMapping[],
+> {
+  name: Name
+  service: Service
+  /** Path below `${base}/api/`. */
+  path: string
+  /** Key a record is wrapped under (CRM), or null for bare records (reservation service). */
+  wrapper: string | null
+  /** Includes requested with every index page and show, so that children arrive with the record. */
+  includes: readonly string[]
+  /**
+   * Model name of CRM webhooks for this resource (`person`), or null when the upstream sends none.
+   * Hooks are registered, and deliveries routed, for exactly the models the table names here.
+   */
+  webhookModel: Model
+  columns: C
+  children: Children
+  /** Upstream key whose non-null value means the record is deleted (the upstream's own soft delete). */
+  softDeleteKey: string | null
+  /** Routes the upstream offers beyond the index. */
+  routes: { show: boolean; count: boolean }
+  /**
+   * Silent cascades: when a record of this resource is tombstoned, these dependants of it are checked
+   * with `show` (and tombstoned on 404) at once, rather than at the next reconciliation.
+   */
+  dependants: readonly Dependant[]
+}
+
+export const child = <Name extends string, C extends Columns>(table: ChildTable<Name, C>) => table
+
+export const resource = <
+  Name extends string,
+  C extends Columns,
+  Model extends string | null = null,
+  const Children extends readonly ChildMapping[] = [],
+>(
+  definition: Resource<Name, C, Model, Children>,
+) => definition
