@@ -4,11 +4,11 @@
 // whichever replica's worker takes the job runs the check. Replicas never check side by side, so the
 // CRM sees one hooks index request per interval however many replicas run.
 import type { Logger } from '../log.ts'
-import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
+import { HEARTBEAT_REFRESH_SECONDS, type JobQueue, QUEUES } from '../sync/job-queue.ts'
 
 const QUEUE = QUEUES.hooksCheck.name
 // A check may start a second or two after its slot opens: nothing waits for it.
-const POLLING = { pollingIntervalSeconds: 2 }
+const POLLING = { pollingIntervalSeconds: 2, heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS }
 
 export interface HookCheckSchedule {
   stop(): Promise<void>

@@ -22,7 +22,7 @@ export interface PoolOptions {
 }
 
 export function createPool(connectionString: string, options: PoolOptions = {}): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'crm-sync',
@@ -31,6 +31,11 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
     types: { getTypeParser } as pg.CustomTypesConfig,
     connectionTimeoutMillis: 10_000,
   })
+  // A connection that breaks while checked out (the database stopped, a proxy cut it) emits 'error' on
+  // its client, which pg-pool listens to only while the client is idle: unheard, it would end the
+  // process. The query in flight rejects anyway, and pg-pool discards the broken client on release.
+  pool.on('connect', (client) => client.on('error', () => {}))
+  return pool
 }
 
 export function createDb(pool: pg.Pool): Db {

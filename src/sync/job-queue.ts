@@ -55,12 +55,32 @@ export const QUEUES = {
     deadLetter: DEAD_LETTER_QUEUE,
   },
   // Starts an incremental run of every enabled resource; sent at most once per interval across replicas.
-  incrementalTick: { name: 'incremental-tick', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
+  // A tick of a process that died is failed once its heartbeat is 10 s stale, not at its expiry: a
+  // singleton queue takes no other tick while one is active.
+  incrementalTick: {
+    name: 'incremental-tick',
+    policy: 'singleton',
+    retryLimit: 0,
+    heartbeatSeconds: 10,
+    expireInSeconds: 600,
+  },
   // Starts a full run; scheduled with FULL_SYNC_CRON (pg-boss schedules are cluster-wide).
-  fullTick: { name: 'full-tick', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
+  fullTick: {
+    name: 'full-tick',
+    policy: 'singleton',
+    retryLimit: 0,
+    heartbeatSeconds: 10,
+    expireInSeconds: 600,
+  },
   // Checks crm-sync's hooks in the CRM; sent at most once per HOOKS_CHECK_INTERVAL across replicas
   // (src/receiver/hook-checks.ts).
-  hooksCheck: { name: 'hooks-check', policy: 'singleton', retryLimit: 0, expireInSeconds: 600 },
+  hooksCheck: {
+    name: 'hooks-check',
+    policy: 'singleton',
+    retryLimit: 0,
+    heartbeatSeconds: 10,
+    expireInSeconds: 600,
+  },
 } as const satisfies Record<string, Queue>
 
 /** Workers beat every 2 s, so a dead process's heartbeat is stale 8 to 10 s after its death. */

@@ -7,7 +7,7 @@
 import type { Logger } from '../log.ts'
 import { startWaitingSweeps } from '../store/runs.ts'
 import type { RunMode } from '../store/schema.ts'
-import { type JobQueue, QUEUES } from './job-queue.ts'
+import { HEARTBEAT_REFRESH_SECONDS, type JobQueue, QUEUES } from './job-queue.ts'
 import { enabledResources, type RunDeps, type StartRunResult, startRun } from './runs.ts'
 
 export interface ScheduleDeps {
@@ -18,7 +18,11 @@ export interface ScheduleDeps {
   logger: Logger
 }
 
-const polling = { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 }
+const polling = {
+  pollingIntervalSeconds: 1,
+  notifyPollingIntervalSeconds: 1,
+  heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS,
+}
 
 const enabledNames = (runs: RunDeps) => enabledResources(runs.reservationEnabled).map((r) => r.name)
 
