@@ -20,7 +20,7 @@ import {
   startSandbox,
 } from '../src/sandbox/index.ts'
 import type { Db } from '../src/store/database.ts'
-import { readInboxBacklog } from '../src/store/status.ts'
+import { readInboxBacklog } from '../src/store/status-queries.ts'
 import { JOB_SCHEMA, QUEUES } from '../src/sync/job-queue.ts'
 import { createBenchDatabase } from './support/database.ts'
 import { spawnEngine } from './support/engines.ts'

@@ -267,7 +267,7 @@ async function measurePoint(ctx: Context, settings: PointSettings) {
     const deliveryToRow: number[] = []
     const webhookLeg: number[] = []
     // One row written alone is a show's; several written by one statement, an index page's (a sweep's,
-    // or the catch-up walk a backlog of refreshes starts: see src/sync/catch-up.ts).
+    // or the catch-up walk a backlog of refreshes starts: see src/sync/refresh/catch-up.ts).
     const bySource = { page: [] as number[], show: [] as number[] }
     for (const [id, seen] of watcher.seen) {
       const changed = changedAt.get(id) ?? Number.NaN

@@ -12,9 +12,9 @@ import { createLogger } from '../src/log.ts'
 import { resources } from '../src/resources/index.ts'
 import { type Sandbox, startSandbox } from '../src/sandbox/index.ts'
 import { claimSweep, finishSweep } from '../src/store/runs.ts'
+import { collectStatus } from '../src/sync/engine-status.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
 import { sweepEnqueuer } from '../src/sync/runs.ts'
-import { collectStatus } from '../src/sync/status.ts'
 import {
   createTestDatabase,
   dropTestDatabase,

@@ -15,7 +15,7 @@ import { upsertRecords } from '../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, type RunView } from '../src/store/runs.ts'
 import { writeResourceState } from '../src/store/sync-state.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
-import { runEndedBy } from '../src/sync/run-end.ts'
+import { runEndedBy } from '../src/sync/sweep/run-end.ts'
 import {
   createTestDatabase,
   dropTestDatabase,

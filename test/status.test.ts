@@ -9,8 +9,8 @@ import { insertAcceptedDelivery, insertRejectedDelivery, markDeliveryProcessed }
 import { tombstone, upsertRecords } from '../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, saveSweepProgress } from '../src/store/runs.ts'
 import { writeResourceState } from '../src/store/sync-state.ts'
+import { collectStatus } from '../src/sync/engine-status.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
-import { collectStatus } from '../src/sync/status.ts'
 import { useTestDatabase } from './support/database.ts'
 
 const database = useTestDatabase()

@@ -2,7 +2,7 @@
 // environment the parent passes (see engines.ts).
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
-import { start } from '../../src/main.ts'
+import { start } from '../../src/service.ts'
 import { childOptions, serveChild } from './child.ts'
 
 await serveChild(async () => {

@@ -6,9 +6,9 @@ import type { Config } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import type { Db } from '../../src/store/database.ts'
 import { readRun, type SweepJob } from '../../src/store/runs.ts'
-import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
 import { startRun } from '../../src/sync/runs.ts'
-import { sweepDepsFrom } from '../../src/sync/sweep-context.ts'
+import { sweepDepsFrom } from '../../src/sync/sweep/context.ts'
+import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 
 export interface SweptRun {
   runId: number

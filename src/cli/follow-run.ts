@@ -7,8 +7,8 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { type RunView, readRun } from '../store/runs.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
+import { otherProcessesLive, sweepHere } from './local-sweep-worker.ts'
 import type { RunProgress } from './run-progress.ts'
-import { otherProcessesLive, sweepHere } from './sweep-here.ts'
 
 const POLL_MS = 500
 // A running crm-sync polls for sweep jobs every second: a sweep whose job was sent (it waits for no other

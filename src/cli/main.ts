@@ -8,7 +8,7 @@ import { hooksCommand } from './hooks.ts'
 import { migrateCommand } from './migrate.ts'
 import { resyncCommand } from './resync.ts'
 import { startCommand } from './start.ts'
-import { statusCommand } from './status.ts'
+import { statusCommand } from './status-command.ts'
 
 const commands: Command[] = [startCommand, migrateCommand, hooksCommand, resyncCommand, statusCommand]
 

@@ -9,9 +9,9 @@ import { RunRequestError, startRun, sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, stringList, UsageError } from './command.ts'
 import { openCommandDatabase } from './database.ts'
 import { followRun } from './follow-run.ts'
+import { otherProcessesLive } from './local-sweep-worker.ts'
 import { createRunProgress, notesOnly } from './run-progress.ts'
 import { runSummary } from './run-summary.ts'
-import { otherProcessesLive } from './sweep-here.ts'
 
 export const resyncCommand: Command = {
   name: 'resync',
@@ -52,7 +52,7 @@ configuration, 130 interrupted.`,
 interface Session extends CommandContext {
   db: Db
   boss: JobQueue
-  /** How long a sweep running here may take to finish when the command ends (see sweep-here.ts). */
+  /** How long a sweep running here may take to finish when the command ends (see local-sweep-worker.ts). */
   handBackMs: number
 }
 

@@ -23,7 +23,7 @@ queued), the pool is closed. At that deadline every connection left is closed an
         'Node runs without the V8 flags of bin/node-flags.js: a full sweep may peak near 350 MB instead of 200 MB; start with bin/crm-sync.js or set them',
       )
     }
-    const { start } = await import('../main.ts')
+    const { start } = await import('../service.ts')
     const running = await start(config, logger)
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'))

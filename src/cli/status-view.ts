@@ -1,9 +1,11 @@
 // `crm-sync status` for a person: tables of resources, hooks and queues, with the problems spelled out.
-import type { ResourceStatus, Status } from '../sync/status.ts'
+import type { ResourceStatus, Status } from '../sync/engine-status.ts'
 import { ago, bytes, count, instant } from './format.ts'
-import { hooksTable } from './hooks.ts'
-import type { HookListing } from './status.ts'
+import { type HookRow, hooksTable } from './hooks.ts'
 import { formatTable } from './table.ts'
+
+/** The CRM's hooks as `crm-sync status` listed them, or why it could not. */
+export type HookListing = { hooks: HookRow[]; error: null } | { hooks: null; error: string }
 
 function lastRun(resource: ResourceStatus, now: number): string {
   const run = resource.last_run

@@ -4,7 +4,7 @@ import { count, duration } from '../cli/format.ts'
 import { formatTable } from '../cli/table.ts'
 import type { Counters } from '../sandbox/index.ts'
 import type { Db } from '../store/database.ts'
-import { countInboxByStatus } from '../store/status.ts'
+import { countInboxByStatus } from '../store/status-queries.ts'
 import { countRows, EXAMPLE_QUERIES, runQuery } from './queries.ts'
 
 export interface DemoFacts {

@@ -7,8 +7,8 @@ import { z } from 'zod'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { type RunView, readRun } from '../store/runs.ts'
+import type { Status } from '../sync/engine-status.ts'
 import { type RunDeps, RunRequestError, startRun } from '../sync/runs.ts'
-import type { Status } from '../sync/status.ts'
 import { carriesToken } from './bearer.ts'
 
 export interface AdminDependencies {

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { appliedMigrationCount } from '../store/migrate.ts'
-import { isTransientDatabaseError } from '../sync/sweep.ts'
+import { isTransientDatabaseError } from '../sync/sweep/sweep-resource.ts'
 import { carriesToken } from './bearer.ts'
 
 export interface HttpDependencies {

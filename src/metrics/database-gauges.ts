@@ -4,10 +4,10 @@ import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { readInboxBacklog, readInboxBytes } from '../store/status.ts'
+import { readInboxBacklog, readInboxBytes } from '../store/status-queries.ts'
+import { collectQueueCounts, collectResourceCounts } from '../sync/engine-status.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
-import { collectQueueCounts, collectResourceCounts } from '../sync/status.ts'
-import { PREFIX } from './prefix.ts'
+import { PREFIX } from './metric-prefix.ts'
 
 export interface DatabaseSources {
   db: Db

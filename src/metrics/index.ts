@@ -15,9 +15,9 @@ import type { HookObserver } from '../receiver/hook-keeper.ts'
 import type { Db } from '../store/database.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
 import type { SyncObserver } from '../sync/observer.ts'
-import { copyCounters } from './copy.ts'
+import { copyCounters } from './copied-counters.ts'
 import { createDatabaseGauges } from './database-gauges.ts'
-import { PREFIX } from './prefix.ts'
+import { PREFIX } from './metric-prefix.ts'
 
 export interface MetricsSources {
   db: Db

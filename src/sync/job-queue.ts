@@ -12,7 +12,7 @@ export const DEAD_LETTER_QUEUE = 'dead-letter'
 export const QUEUES = {
   deadLetter: { name: DEAD_LETTER_QUEUE, retentionSeconds: 30 * 86_400, deleteAfterSeconds: 30 * 86_400 },
   // Before migration 0005, one job per accepted delivery; now the inbox is the queue (see
-  // delivery-worker.ts). Kept so that jobs queued by an older version are worked off.
+  // delivery/worker.ts). Kept so that jobs queued by an older version are worked off.
   delivery: {
     name: 'webhook-delivery',
     policy: 'standard',

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log.ts'
 import { people } from '../../src/resources/index.ts'
 import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
 import { tombstone, upsertRecords } from '../../src/store/records.ts'
-import { createInboxDrain, deliveryRetryInMs } from '../../src/sync/delivery-worker.ts'
+import { createInboxDrain, deliveryRetryInMs } from '../../src/sync/delivery/worker.ts'
 import { startJobQueue } from '../../src/sync/job-queue.ts'
 import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
 

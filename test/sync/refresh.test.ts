@@ -8,8 +8,8 @@ import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
-import { createCatchUp } from '../../src/sync/catch-up.ts'
-import { createRefreshHandler } from '../../src/sync/handlers/refresh.ts'
+import { createCatchUp } from '../../src/sync/refresh/catch-up.ts'
+import { createRefreshHandler } from '../../src/sync/refresh/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
 
 const database = useTestDatabase()

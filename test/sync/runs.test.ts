@@ -14,10 +14,10 @@ import {
   readRuns,
   type SweepJob,
 } from '../../src/store/runs.ts'
-import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
 import { QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { enabledResources, RunRequestError, startRun, sweepEnqueuer } from '../../src/sync/runs.ts'
 import { scheduledRun } from '../../src/sync/schedules.ts'
+import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
 import { logger, mirrorOf, sandboxConfig, startTestRun, sweepDeps, truthOf } from './support.ts'

@@ -9,9 +9,9 @@ import { type CrmCollection, type Sandbox, startSandbox } from '../../src/sandbo
 import { upsertRecords } from '../../src/store/records.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { readResourceState } from '../../src/store/sync-state.ts'
-import { createSweepHandler } from '../../src/sync/handlers/sweep.ts'
-import { isTransientDatabaseError } from '../../src/sync/sweep.ts'
-import { SweepInterrupted } from '../../src/sync/sweep-context.ts'
+import { SweepInterrupted } from '../../src/sync/sweep/context.ts'
+import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
+import { isTransientDatabaseError } from '../../src/sync/sweep/sweep-resource.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import {
   deletedIds,

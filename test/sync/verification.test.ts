@@ -5,7 +5,7 @@ import {
   type VerificationSettings,
   verificationDue,
   verificationPeriodSeconds,
-} from '../../src/sync/verification.ts'
+} from '../../src/sync/sweep/verification.ts'
 
 const settings: VerificationSettings = {
   intervalSeconds: 10,

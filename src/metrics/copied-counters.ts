@@ -3,7 +3,7 @@
 import { Counter, type Registry } from 'prom-client'
 import type { Counter as PlainCounter, UpstreamMetrics } from '../api-client/metrics.ts'
 import type { Counters } from '../receiver/counters.ts'
-import { PREFIX } from './prefix.ts'
+import { PREFIX } from './metric-prefix.ts'
 
 function mirrored<L extends string>(
   registers: Registry[],

@@ -9,8 +9,8 @@ import { markDeliveriesProcessed } from '../../store/inbox.ts'
 import { lockUpdatedAts } from '../../store/record-times.ts'
 import { InvalidRecordError, tombstone, type UpstreamRecord, upsertRecords } from '../../store/records.ts'
 import type { Database } from '../../store/schema.ts'
-import { checkDependants } from '../dependants.ts'
 import { enqueueRefresh, type JobQueue, recordChecks } from '../job-queue.ts'
+import { checkDependants } from '../refresh/dependant-checks.ts'
 
 export interface DeliveryDeps {
   boss: JobQueue

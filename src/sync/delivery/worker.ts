@@ -1,12 +1,12 @@
 // The workers of the inbox: they take accepted deliveries oldest first, a batch per transaction, and
-// apply them (handlers/delivery.ts). The receiver of this process wakes them the moment it commits a
-// delivery; deliveries another replica received, or whose retry falls due, are found by polling.
-import { withLogContext } from '../log.ts'
-import type { Db } from '../store/database.ts'
-import { claimDeliveries, type InboxRow, recordDeliveryFailure } from '../store/inbox.ts'
-import { type AppliedDelivery, applyDeliveries, type DeliveryDeps } from './handlers/delivery.ts'
-import { QUEUES } from './job-queue.ts'
-import type { SyncObserver } from './observer.ts'
+// apply them (apply.ts). The receiver of this process wakes them the moment it commits a delivery;
+// deliveries another replica received, or whose retry falls due, are found by polling.
+import { withLogContext } from '../../log.ts'
+import type { Db } from '../../store/database.ts'
+import { claimDeliveries, type InboxRow, recordDeliveryFailure } from '../../store/inbox.ts'
+import { QUEUES } from '../job-queue.ts'
+import type { SyncObserver } from '../observer.ts'
+import { type AppliedDelivery, applyDeliveries, type DeliveryDeps } from './apply.ts'
 
 /** The kind under which deliveries are counted in `crm_sync_jobs_total`, as when they were pg-boss jobs. */
 export const DELIVERY_KIND = QUEUES.delivery.name

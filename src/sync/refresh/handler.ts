@@ -12,10 +12,10 @@ import type { Db } from '../../store/database.ts'
 import { countRecentDeliveries, latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
 import { readFetchedAt } from '../../store/record-times.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
-import type { CatchUp } from '../catch-up.ts'
-import { checkDependants } from '../dependants.ts'
+import { recordJobContext } from '../job-log-context.ts'
 import type { QueueRecordChecks } from '../job-queue.ts'
-import { recordJobContext } from './job-context.ts'
+import type { CatchUp } from './catch-up.ts'
+import { checkDependants } from './dependant-checks.ts'
 
 const refreshJob = z.object({
   resource: z.string(),

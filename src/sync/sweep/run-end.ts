@@ -2,10 +2,10 @@
 // transaction, so exactly one sweep's end finishes a run, and it stamps the run's `finished_at` with
 // its own transaction time (`now()`), the same as its own. That lets one process, and only one,
 // report the run (e.g. its duration) without a second write.
-import type { Logger } from '../log.ts'
-import type { Db } from '../store/database.ts'
-import { type RunView, readRun } from '../store/runs.ts'
-import type { SyncObserver } from './observer.ts'
+import type { Logger } from '../../log.ts'
+import type { Db } from '../../store/database.ts'
+import { type RunView, readRun } from '../../store/runs.ts'
+import type { SyncObserver } from '../observer.ts'
 
 /** The run, when the end of its sweep of `resource` is what finished it; otherwise undefined. */
 export async function runEndedBy(db: Db, runId: number, resource: string): Promise<RunView | undefined> {

@@ -3,7 +3,7 @@
 // ordered updated_at-desc, holds them all: 250 records for one request. A refresh that finds others of
 // its resource waiting joins the catch-up walk in flight in this process (or starts one), and is
 // answered when the walk wrote its record from a request sent after its delivery arrived (the same test
-// as for a fetch: refresh.ts `answeredAlready`); otherwise it fetches its record as before.
+// as for a fetch: handler.ts `answeredAlready`); otherwise it fetches its record as before.
 //
 // A walk reads pages newest first until it has read as many records as there are refreshes waiting, or
 // a page is entirely older than the earliest of their deliveries (less the lookback, for clock skew),
@@ -11,12 +11,12 @@
 // at most once per FLIGHT_SPACING_MS: while deliveries keep coming, a page a second keeps every record
 // within seconds of its change and leaves most of the budget to sweeps and reconciliation.
 
-import type { ResourceReader } from '../api-client/index.ts'
-import type { Logger } from '../log.ts'
-import type { AnyResource } from '../resources/index.ts'
-import type { Db } from '../store/database.ts'
-import { upsertRecords } from '../store/records.ts'
-import type { RefreshBacklog } from '../store/refresh-backlog.ts'
+import type { ResourceReader } from '../../api-client/index.ts'
+import type { Logger } from '../../log.ts'
+import type { AnyResource } from '../../resources/index.ts'
+import type { Db } from '../../store/database.ts'
+import { upsertRecords } from '../../store/records.ts'
+import type { RefreshBacklog } from '../../store/refresh-backlog.ts'
 
 const MAX_PAGES = 20
 const FLIGHT_SPACING_MS = 1_000

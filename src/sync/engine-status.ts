@@ -2,7 +2,12 @@
 // Times are ISO strings and names are snake_case, since the output goes out as JSON as it is.
 import type { Config } from '../config/index.ts'
 import type { Db } from '../store/database.ts'
-import { countInboxByStatus, readInboxBytes, readLastSweeps, readUnfinishedSweeps } from '../store/status.ts'
+import {
+  countInboxByStatus,
+  readInboxBytes,
+  readLastSweeps,
+  readUnfinishedSweeps,
+} from '../store/status-queries.ts'
 import { countLiveRows, readResourceStates } from '../store/sync-state.ts'
 import { type JobQueue, QUEUES } from './job-queue.ts'
 import { enabledResources } from './runs.ts'

@@ -7,11 +7,11 @@
 // lookback) still catches them. The watermark is never the newest `updated_at` seen: offset pages
 // shift while records change, and a watermark taken from them would skip what the shift hid.
 
-import type { Order, RecordPage } from '../api-client/index.ts'
-import { paginate } from '../api-client/paging.ts'
-import { hasUpdatedAt } from '../resources/index.ts'
-import { upsertRecords } from '../store/records.ts'
-import type { SweepContext, WalkCheckpoint } from './sweep-context.ts'
+import type { Order, RecordPage } from '../../api-client/index.ts'
+import { paginate } from '../../api-client/paging.ts'
+import { hasUpdatedAt } from '../../resources/index.ts'
+import { upsertRecords } from '../../store/records.ts'
+import type { SweepContext, WalkCheckpoint } from './context.ts'
 
 export interface WalkResult {
   /** `end`: the index was read to its last page; `stopped`: the walk reached its watermark. */

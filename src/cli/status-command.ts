@@ -5,12 +5,12 @@ import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { migrateToLatest } from '../store/migrate.ts'
+import { collectStatus } from '../sync/engine-status.ts'
 import { type JobQueue, startJobQueue } from '../sync/job-queue.ts'
-import { collectStatus } from '../sync/status.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
 import { openCommandDatabase } from './database.ts'
-import { describeHooks, type HookRow } from './hooks.ts'
-import { renderStatus } from './status-view.ts'
+import { describeHooks } from './hooks.ts'
+import { type HookListing, renderStatus } from './status-view.ts'
 
 // Listing hooks is one CRM request; a CRM that is down or a budget paused by a 429 must not hold
 // the rest of the status back.
@@ -34,8 +34,6 @@ Options:
   json: true,
   run: status,
 }
-
-export type HookListing = { hooks: HookRow[]; error: null } | { hooks: null; error: string }
 
 async function listHooks(config: Config, db: Db, logger: Logger): Promise<HookListing> {
   // One attempt with a short timeout: this is a look, not a sync.

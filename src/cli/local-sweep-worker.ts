@@ -7,10 +7,10 @@ import { createUpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { createSweepHandler } from '../sync/handlers/sweep.ts'
 import { HEARTBEAT_REFRESH_SECONDS, type JobQueue, QUEUES, recordChecks } from '../sync/job-queue.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
-import { sweepDepsFrom } from '../sync/sweep-context.ts'
+import { sweepDepsFrom } from '../sync/sweep/context.ts'
+import { createSweepHandler } from '../sync/sweep/handler.ts'
 
 /** Whether another process has the job queue open: pg-boss registers every instance it starts. */
 export async function otherProcessesLive(boss: JobQueue): Promise<boolean> {

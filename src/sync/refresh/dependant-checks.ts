@@ -2,10 +2,10 @@
 // contact, and tells nobody. When the mirror tombstones a record, the live dependants it has in the
 // mirror are checked with `show` at once (refresh jobs), so that they do not wait for a reconciliation.
 import type { Kysely } from 'kysely'
-import type { Resource } from '../resources/index.ts'
-import { liveDependants } from '../store/dependants.ts'
-import type { Database } from '../store/schema.ts'
-import type { QueueRecordChecks } from './job-queue.ts'
+import type { Resource } from '../../resources/index.ts'
+import { liveDependants } from '../../store/dependants.ts'
+import type { Database } from '../../store/schema.ts'
+import type { QueueRecordChecks } from '../job-queue.ts'
 
 /** Queues checks of the live dependants of `tombstoned` in `trx`; returns how many. */
 export async function checkDependants(

@@ -10,22 +10,22 @@ import {
   type ResourceReader,
   type UpstreamClients,
   type UpstreamMetrics,
-} from '../api-client/index.ts'
-import { total } from '../api-client/metrics.ts'
-import type { Config } from '../config/index.ts'
-import type { Logger } from '../log.ts'
-import type { AnyResource } from '../resources/index.ts'
-import type { Db } from '../store/database.ts'
+} from '../../api-client/index.ts'
+import { total } from '../../api-client/metrics.ts'
+import type { Config } from '../../config/index.ts'
+import type { Logger } from '../../log.ts'
+import type { AnyResource } from '../../resources/index.ts'
+import type { Db } from '../../store/database.ts'
 import {
   type ClaimedSweep,
   type EnqueueSweep,
   type SweepKey,
   type SweepProgress,
   saveSweepProgress,
-} from '../store/runs.ts'
-import type { Database } from '../store/schema.ts'
-import type { QueueRecordChecks } from './job-queue.ts'
-import type { SyncObserver } from './observer.ts'
+} from '../../store/runs.ts'
+import type { Database } from '../../store/schema.ts'
+import type { QueueRecordChecks } from '../job-queue.ts'
+import type { SyncObserver } from '../observer.ts'
 import type { VerificationSettings } from './verification.ts'
 
 export interface SweepSettings {
@@ -55,7 +55,7 @@ export interface SweepDeps {
   settings: SweepSettings
   /** Sends the job of the sweep that waits for this one's resource, in the transaction that ends it. */
   enqueue: EnqueueSweep
-  /** Checks of the dependants of records found gone (see sync/dependants.ts). */
+  /** Checks of the dependants of records found gone (see sync/refresh/dependant-checks.ts). */
   queueChecks: QueueRecordChecks
   /** Told about records written and runs ended (for /metrics). */
   observer?: SyncObserver

@@ -6,9 +6,9 @@ import { z } from 'zod'
 import { withLogContext } from '../../log.ts'
 import { findResource } from '../../resources/index.ts'
 import { abandonSweep } from '../../store/runs.ts'
-import { reportRunEnd } from '../run-end.ts'
-import { sweepResource } from '../sweep.ts'
-import type { SweepDeps } from '../sweep-context.ts'
+import type { SweepDeps } from './context.ts'
+import { reportRunEnd } from './run-end.ts'
+import { sweepResource } from './sweep-resource.ts'
 
 // Old jobs outlive code: the payload is checked on entry, the resource against today's table.
 const sweepJob = z.object({ runId: z.number().int().positive(), resource: z.string().min(1) })

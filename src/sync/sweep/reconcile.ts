@@ -3,11 +3,11 @@
 // tell which: each is checked with `show`, tombstoned on 404 and written again when found. A
 // resource without a show route (users) is small and has no webhooks: its unseen rows are deleted.
 // The dependants of a record found gone (its tasks, its bookings) are checked at once.
-import { type FetchedRecord, RejectedRecordError } from '../api-client/index.ts'
-import { tombstone, upsertRecords } from '../store/records.ts'
-import { listUnseenLiveIds } from '../store/unseen-rows.ts'
-import { checkDependants } from './dependants.ts'
-import type { ReconcileCheckpoint, SweepContext } from './sweep-context.ts'
+import { type FetchedRecord, RejectedRecordError } from '../../api-client/index.ts'
+import { tombstone, upsertRecords } from '../../store/records.ts'
+import { listUnseenLiveIds } from '../../store/unseen-rows.ts'
+import { checkDependants } from '../refresh/dependant-checks.ts'
+import type { ReconcileCheckpoint, SweepContext } from './context.ts'
 
 /** Settles every unseen live row after `from.afterId`; `seenRecords` is what the walk fetched in all. */
 export async function reconcileUnseen(

@@ -9,9 +9,9 @@
 // Only an interrupted job and a database that went away are thrown: a retry resumes from the
 // checkpoint. A sweep taken over by a retry of its job stops quietly.
 import { randomUUID } from 'node:crypto'
-import { UpstreamError } from '../api-client/index.ts'
-import { type AnyResource, hasUpdatedAt } from '../resources/index.ts'
-import { deliveredSince } from '../store/inbox.ts'
+import { UpstreamError } from '../../api-client/index.ts'
+import { type AnyResource, hasUpdatedAt } from '../../resources/index.ts'
+import { deliveredSince } from '../../store/inbox.ts'
 import {
   type ClaimedSweep,
   claimSweep,
@@ -20,9 +20,8 @@ import {
   type SweepKey,
   SweepLeaseLost,
   yieldSweep,
-} from '../store/runs.ts'
-import { countLiveRows, readResourceState, writeResourceState } from '../store/sync-state.ts'
-import { reconcileUnseen } from './reconcile.ts'
+} from '../../store/runs.ts'
+import { countLiveRows, readResourceState, writeResourceState } from '../../store/sync-state.ts'
 import {
   type Checkpoint,
   openSweep,
@@ -31,7 +30,8 @@ import {
   type SweepDeps,
   SweepInterrupted,
   SweepYielded,
-} from './sweep-context.ts'
+} from './context.ts'
+import { reconcileUnseen } from './reconcile.ts'
 import { verificationDue } from './verification.ts'
 import { type WalkResult, walkPages } from './walk.ts'
 

@@ -1,15 +1,15 @@
 // Jobs that used up their retries. A sweep that lands here would hold its resource until it went
 // stale; it is ended as failed at once. Other kinds (refreshes) are logged, and the next incremental
 // run repairs what they would have written. (Deliveries are not pg-boss jobs: one that fails every
-// attempt is kept in the inbox as `failed`, see delivery-worker.ts.)
+// attempt is kept in the inbox as `failed`, see delivery/worker.ts.)
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
-import { type Logger, withLogContext } from '../../log.ts'
-import type { Db } from '../../store/database.ts'
-import { abandonSweep, type EnqueueSweep } from '../../store/runs.ts'
-import type { SyncObserver } from '../observer.ts'
-import { reportRunEnd } from '../run-end.ts'
-import { recordJobContext } from './job-context.ts'
+import { type Logger, withLogContext } from '../log.ts'
+import type { Db } from '../store/database.ts'
+import { abandonSweep, type EnqueueSweep } from '../store/runs.ts'
+import { recordJobContext } from './job-log-context.ts'
+import type { SyncObserver } from './observer.ts'
+import { reportRunEnd } from './sweep/run-end.ts'
 
 const sweepJob = z.object({ runId: z.number().int().positive(), resource: z.string().min(1) })
 

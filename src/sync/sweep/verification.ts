@@ -10,8 +10,8 @@
 // resources of its upstream use RECONCILE_BUDGET_PERCENT of that upstream's budget. A count is also taken
 // whenever the resource changed since the last one (the walk saw newer records, or deliveries came):
 // a delivery dropped among others is found at once, an idle account costs 1.5 requests a cycle.
-// Deletions that cascade from a tombstoned parent do not wait for any of this (sync/dependants.ts).
-import { type AnyResource, hasUpdatedAt, resources } from '../resources/index.ts'
+// Deletions that cascade from a tombstoned parent do not wait for any of this (sync/refresh/dependant-checks.ts).
+import { type AnyResource, hasUpdatedAt, resources } from '../../resources/index.ts'
 
 export interface VerificationSettings {
   intervalSeconds: number
