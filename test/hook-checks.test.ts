@@ -215,18 +215,31 @@ describe('scheduled checks', () => {
         })
       await waitFor(async () => (repaired() ? true : undefined), 15_000, 'a scheduled check to repair')
       expect(sandbox.control.crm.hooks()).toHaveLength(12)
+      const checksRun = async () => {
+        const counted = await Promise.all(
+          observers.map(
+            async (observed) => sampleOf(await observed.scrape(), 'crm_sync_hook_checks_total') ?? 0,
+          ),
+        )
+        return counted.reduce((sum, count) => sum + count, 0)
+      }
       // A few more slots, then the checks stop and the one under way (if any) ends.
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, startedAt + 7_000 - Date.now())))
+      await waitFor(
+        async () => ((await checksRun()) >= 3 ? true : undefined),
+        15_000,
+        'three scheduled checks',
+      )
       const stoppedAt = Date.now()
       for (const keeper of keepers.splice(0)) keeper.stop()
-      await new Promise((resolve) => setTimeout(resolve, 1_500))
-
-      const counted = await Promise.all(
-        observers.map(
-          async (observed) => sampleOf(await observed.scrape(), 'crm_sync_hook_checks_total') ?? 0,
-        ),
+      await waitFor(
+        async () => {
+          const jobs = await boss.findJobs(QUEUES.hooksCheck.name)
+          return jobs.some((job) => job.state === 'active') ? undefined : true
+        },
+        10_000,
+        'the check under way to end',
       )
-      const checks = counted.reduce((sum, count) => sum + count, 0)
+      const checks = await checksRun()
       // Offers start one interval after the start; each slot of the interval lets one check through.
       const slot = (time: number) => Math.floor(time / 1000 / intervalSeconds)
       const slots = slot(stoppedAt) - slot(startedAt + intervalSeconds * 1000) + 1
