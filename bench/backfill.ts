@@ -2,9 +2,10 @@
 // second of a full sweep of 50,000 people, against the ceiling page size x budget; no 429 allowed.
 // The sweep costs 102 requests (count, 100 pages, the empty page that ends the walk): the first 50 of a
 // fresh budget go at once, the rest at the budget's pace, so the whole sweep spans two windows and a bit.
+
+import { startSandbox } from '../sandbox/index.ts'
 import { parseConfig } from '../src/config/index.ts'
 import { people } from '../src/resources/index.ts'
-import { startSandbox } from '../src/sandbox/index.ts'
 import { createBenchDatabase } from './support/database.ts'
 import { engineEnv } from './support/engines.ts'
 import { atLeast, atMost, type Context, type Scenario } from './support/scenario.ts'

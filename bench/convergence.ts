@@ -10,7 +10,6 @@
 // Options (`--option convergence.<name>=<value>`): see OPTIONS below. `--quick`: 1x sizes, 300 changes
 // in 15 s, lean only, 60 s deadline. `scale=100`: 100x sizes, lean without faults unless told otherwise.
 import { sql } from 'kysely'
-import { HOOK_OBJECT_TYPES, parseConfig } from '../src/config/index.ts'
 import {
   type Counters,
   type FaultsPatch,
@@ -18,7 +17,8 @@ import {
   SandboxError,
   type SeedCount,
   startSandbox,
-} from '../src/sandbox/index.ts'
+} from '../sandbox/index.ts'
+import { HOOK_OBJECT_TYPES, parseConfig } from '../src/config/index.ts'
 import type { Db } from '../src/store/database.ts'
 import { readInboxBacklog } from '../src/store/status-queries.ts'
 import { JOB_SCHEMA, QUEUES } from '../src/sync/job-queue.ts'

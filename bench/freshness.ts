@@ -15,7 +15,7 @@
 // sandbox sends deliveries one at a time, each after the receiver answered the last: past the rate the
 // receiver acknowledges one by one, deliveries arrive late (the webhook leg, reported per point).
 import { sql } from 'kysely'
-import { startSandbox } from '../src/sandbox/index.ts'
+import { startSandbox } from '../sandbox/index.ts'
 import type { Db } from '../src/store/database.ts'
 import { createBenchDatabase } from './support/database.ts'
 import {

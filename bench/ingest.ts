@@ -3,8 +3,8 @@
 // against pgbench's single-row inserts of a similar row into the same database in the same run.
 import { sql } from 'kysely'
 import { NODE_FLAGS } from '../bin/node-flags.js'
+import { startSandbox } from '../sandbox/index.ts'
 import { webhookPath } from '../src/receiver/app.ts'
-import { startSandbox } from '../src/sandbox/index.ts'
 import { spawnChild } from './support/child.ts'
 import { createBenchDatabase } from './support/database.ts'
 import { BENCH_SECRET } from './support/engines.ts'

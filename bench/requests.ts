@@ -6,9 +6,9 @@
 // nothing changing, for whole cycles over at least a minute (two by default): requests per minute and
 // per resource per cycle, from the sandbox's counters per route and from the runs' api_requests.
 import { sql } from 'kysely'
+import { type Sandbox, SandboxError, startSandbox } from '../sandbox/index.ts'
 import { HOOK_OBJECT_TYPES } from '../src/config/index.ts'
 import { createLogger } from '../src/log.ts'
-import { type Sandbox, SandboxError, startSandbox } from '../src/sandbox/index.ts'
 import type { Db } from '../src/store/database.ts'
 import { startJobQueue } from '../src/sync/job-queue.ts'
 import { startRun, sweepEnqueuer } from '../src/sync/runs.ts'

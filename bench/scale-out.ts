@@ -4,7 +4,7 @@
 // apply as they come. Backfill: the first sync of an account from empty under the real budget, which
 // every replica shares.
 import { sql } from 'kysely'
-import { startSandbox } from '../src/sandbox/index.ts'
+import { startSandbox } from '../sandbox/index.ts'
 import { readRuns } from '../src/store/runs.ts'
 import { personUpdates } from './ingest.ts'
 import { type BenchDatabase, createBenchDatabase } from './support/database.ts'

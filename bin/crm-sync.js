@@ -9,8 +9,18 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { missingNodeFlags } from './node-flags.js'
 
-const entry = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url))
-const args = process.argv.slice(2)
+// `crm-sync sandbox` runs the simulator of the upstream services (../sandbox), a development tool that
+// the engine never imports and that the container image does not carry.
+const commandAt = process.argv.slice(2).findIndex((arg) => !arg.startsWith('-'))
+const sandbox = commandAt !== -1 && process.argv[2 + commandAt] === 'sandbox'
+const entry = fileURLToPath(new URL(sandbox ? '../sandbox/main.ts' : '../src/cli/main.ts', import.meta.url))
+const args = sandbox ? process.argv.slice(3 + commandAt) : process.argv.slice(2)
+if (sandbox && !existsSync(entry)) {
+  console.error(
+    'crm-sync sandbox: the simulator is a development tool and is not installed here (the container image carries the engine only); run it from a clone of the repository: npm run sandbox',
+  )
+  process.exit(2)
+}
 const major = Number(process.versions.node.split('.')[0])
 const flags = missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS)
 

@@ -10,7 +10,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url))
 function demo(args: string[]) {
   // Nothing of the developer's environment: no CRM_*, no DATABASE_URL.
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }
-  const child = spawn(process.execPath, ['src/demo/main.ts', ...args], { cwd: ROOT, env })
+  const child = spawn(process.execPath, ['demo/main.ts', ...args], { cwd: ROOT, env })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => {

@@ -1,7 +1,7 @@
 // An engine's /metrics (Prometheus text) read from outside, and the upstream requests the sandbox
 // counted, split by what they were for: what the benchmarks compare before and after a phase.
 import { execFileSync } from 'node:child_process'
-import type { Sandbox } from '../../src/sandbox/index.ts'
+import type { Sandbox } from '../../sandbox/index.ts'
 
 export interface Sample {
   name: string

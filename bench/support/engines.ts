@@ -1,8 +1,8 @@
 // Engines against the sandbox: the environment `npm start` would be given, and engine processes with
 // the Node flags `npm start` gives them.
 import { NODE_FLAGS } from '../../bin/node-flags.js'
-import type { Sandbox } from '../../src/sandbox/index.ts'
-import { freePort } from '../../src/store/embedded-postgres.ts'
+import type { Sandbox } from '../../sandbox/index.ts'
+import { freePort } from '../../src/store/free-port.ts'
 import { type Child, spawnChild } from './child.ts'
 
 /** Where the upstream services are: a sandbox in this process or in another one. */

@@ -1,7 +1,7 @@
 // Whether the mirror holds what the sandbox holds, for the resources that have webhooks: the same live
 // ids, each with the upstream's updated_at and tags. What "converged" means for the benchmarks.
 import { sql } from 'kysely'
-import type { Sandbox } from '../../src/sandbox/index.ts'
+import type { Sandbox } from '../../sandbox/index.ts'
 import type { Db } from '../../src/store/database.ts'
 
 export const HOOKED = [

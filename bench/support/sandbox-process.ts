@@ -4,12 +4,7 @@
 // becomes now), so that the next sweep really has newer records to write.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import {
-  type BehaviourPatch,
-  type CrmCollection,
-  type SeedCount,
-  startSandbox,
-} from '../../src/sandbox/index.ts'
+import { type BehaviourPatch, type CrmCollection, type SeedCount, startSandbox } from '../../sandbox/index.ts'
 import { type Child, childOptions, serveChild, spawnChild } from './child.ts'
 import type { Upstream } from './engines.ts'
 

@@ -3,9 +3,9 @@
 // 503 under load), never 500 nor 2xx; rejected deliveries are kept in the inbox; the genuine ones are
 // stored; the process stays healthy.
 import { sql } from 'kysely'
+import { createRandom } from '../../sandbox/random.ts'
 import { webhookPath } from '../../src/receiver/app.ts'
-import { createRandom } from '../../src/sandbox/random.ts'
-import { freePort } from '../../src/store/embedded-postgres.ts'
+import { freePort } from '../../src/store/free-port.ts'
 import { createScratchDatabase } from '../support/database.ts'
 import { describeAudit, settledAudit } from '../support/deliveries.ts'
 import { CHAOS_SECRET, engineEnv, errorLines, startEngine, tail } from '../support/engine.ts'

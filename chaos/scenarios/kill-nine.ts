@@ -3,9 +3,9 @@
 // acknowledged delivery is in the inbox and applied, every interrupted sweep has been taken up and
 // has finished, and the mirror converges to the sandbox's truth.
 import { sql } from 'kysely'
-import { createRandom } from '../../src/sandbox/random.ts'
+import { createRandom } from '../../sandbox/random.ts'
 import type { Db } from '../../src/store/database.ts'
-import { freePort } from '../../src/store/embedded-postgres.ts'
+import { freePort } from '../../src/store/free-port.ts'
 import { waitFor } from '../../test/support/process.ts'
 import { createScratchDatabase } from '../support/database.ts'
 import { describeAudit, sandboxShortfall, settledAudit, startDeliveryLoad } from '../support/deliveries.ts'

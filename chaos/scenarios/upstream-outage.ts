@@ -4,7 +4,7 @@
 // the upstream is back, the engine recovers by itself and the mirror converges.
 import { sql } from 'kysely'
 import type { Db } from '../../src/store/database.ts'
-import { freePort } from '../../src/store/embedded-postgres.ts'
+import { freePort } from '../../src/store/free-port.ts'
 import { waitFor } from '../../test/support/process.ts'
 import { createScratchDatabase } from '../support/database.ts'
 import { describeAudit, sandboxShortfall, settledAudit, startDeliveryLoad } from '../support/deliveries.ts'

@@ -4,8 +4,8 @@
 // audited delivery by delivery: every acknowledged one must be there, under the inbox id it was
 // answered with, and must end applied (`processed`).
 import { sql } from 'kysely'
+import type { Sandbox } from '../../sandbox/index.ts'
 import { webhookPath } from '../../src/receiver/app.ts'
-import type { Sandbox } from '../../src/sandbox/index.ts'
 import type { Db } from '../../src/store/database.ts'
 import { waitFor } from '../../test/support/process.ts'
 import { CHAOS_SECRET } from './engine.ts'

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { NODE_FLAGS } from '../../bin/node-flags.js'
-import type { Sandbox } from '../../src/sandbox/index.ts'
+import type { Sandbox } from '../../sandbox/index.ts'
 import { type CliProcess, readyStatus, runCli } from '../../test/support/process.ts'
 import { killGroup, type Scope, trackGroup, untrackGroup } from './cleanup.ts'
 

@@ -102,7 +102,7 @@ or slow gets 503, so the CRM retries). After each fault the mirror must converge
 truth (\`test/support/truth.ts\`: live ids, \`updated_at\`, fields, tags, tombstones, for the CRM and
 the reservation service).
 
-Everything runs on loopback: the project's sandbox (\`src/sandbox/\`) in the suite's process, the
+Everything runs on loopback: the project's sandbox (\`sandbox/\`) in the suite's process, the
 engines as \`crm-sync start\` child processes, and TCP proxies (\`chaos/support/proxy.ts\`) that cut
 or slow the engine's way to PostgreSQL or to the upstream. The machine's PostgreSQL itself is never
 stopped nor slowed; each scenario works in a scratch database (\`crm_sync_chaos_*\`) dropped at its end.

@@ -1,15 +1,15 @@
 // The simulated world a scenario runs in: the project's sandbox (the CRM and the reservation service,
 // in this process, on loopback, rate limits off), a stream of changes made in it as its users would
-// (src/demo/changes.ts: they fire the CRM's webhooks at the engine's PUBLIC_URL), and convergence:
+// (demo/changes.ts: they fire the CRM's webhooks at the engine's PUBLIC_URL), and convergence:
 // the mirror matching the sandbox's truth as DESIGN.md defines it (test/support/truth.ts).
-import { changeStream } from '../../src/demo/changes.ts'
+import { changeStream } from '../../demo/changes.ts'
 import {
   type BehaviourPatch,
   type Sandbox,
   SandboxError,
   type SeedCount,
   startSandbox,
-} from '../../src/sandbox/index.ts'
+} from '../../sandbox/index.ts'
 import type { Db } from '../../src/store/database.ts'
 import { differences } from '../../test/support/truth.ts'
 import type { Scope } from './cleanup.ts'

@@ -12,7 +12,7 @@ import { statusCommand } from './status-command.ts'
 
 const commands: Command[] = [startCommand, migrateCommand, hooksCommand, resyncCommand, statusCommand]
 
-const SANDBOX_SUMMARY = 'serve a simulated CRM and reservation service on loopback'
+const SANDBOX_SUMMARY = 'serve a simulated CRM and reservation service on loopback (from a clone)'
 
 const USAGE = `Usage: crm-sync <command> [options]
 
@@ -79,11 +79,8 @@ function usageFailure(message: string, usage: string): number {
 export async function run(argv: string[]): Promise<number> {
   const index = argv.findIndex((arg) => !arg.startsWith('-'))
   const name = index === -1 ? undefined : argv[index]
-  // The sandbox plays the upstream services, needs no configuration of crm-sync's own, and has its own options.
-  if (name === 'sandbox') {
-    const { runSandboxCommand } = await import('../sandbox/index.ts')
-    return runSandboxCommand(argv.slice(index + 1))
-  }
+  // bin/crm-sync.js runs the sandbox (../../sandbox) in place of this CLI.
+  if (name === 'sandbox') return usageFailure('the sandbox is run by bin/crm-sync.js: npm run sandbox', USAGE)
   if (name === undefined) {
     const asked = argv.includes('--help') || argv.includes('-h')
     if (asked) console.log(USAGE)

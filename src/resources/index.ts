@@ -1,7 +1,7 @@
 // The table of mirrored resources. Each resource is described once, in the file of its service
 // (crm.ts, reservation.ts; the CRM's child tables in crm-children.ts); every list of resources, tables,
 // webhook models and the Kysely table types (src/store/schema.ts) is derived from it below, so that a new
-// resource is its entry there, its migration and its simulator kind (src/sandbox), and nothing else.
+// resource is its entry there, its migration and its simulator kind (sandbox/), and nothing else.
 // The migrations are frozen SQL and do not import this file; test/schema.test.ts proves the two agree.
 import { crmResources } from './crm.ts'
 import { reservationResources } from './reservation.ts'

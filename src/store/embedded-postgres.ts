@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import pg from 'pg'
+import { freePort, portIsFree } from './free-port.ts'
 
 export class EmbeddedPostgresError extends Error {
   override name = 'EmbeddedPostgresError'
@@ -38,27 +38,6 @@ export function embeddedMajorVersion(): number {
   const packageJson = join(dirname(entry), '..', 'package.json')
   const { version } = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }
   return Number.parseInt(version, 10)
-}
-
-export async function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer()
-    server.once('error', () => resolve(false))
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
-  })
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      )
-    })
-  })
 }
 
 function processInfo(pid: number): { alive: boolean; orphanedPostgres: boolean } {

@@ -2,8 +2,8 @@
 // running crm-sync, refused while another sweeps the same resource, followed with --wait (in this
 // process when no crm-sync runs), a failed run's exit code, and Ctrl-C while waiting.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { people } from '../../src/resources/index.ts'
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { claimSweep, readRun, readRuns } from '../../src/store/runs.ts'
 import { countLiveRows } from '../../src/store/sync-state.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'

@@ -2,8 +2,8 @@
 // failure counts (secret masked), queues and inbox, as a table and as JSON; a CRM that cannot be
 // reached leaves the rest of the status intact; and a running crm-sync's embedded database is joined.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
-import { freePort } from '../../src/store/embedded-postgres.ts'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { freePort } from '../../src/store/free-port.ts'
 import { readRuns } from '../../src/store/runs.ts'
 import type { Status } from '../../src/sync/engine-status.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'

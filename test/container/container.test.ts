@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
-import { freePort } from '../../src/store/embedded-postgres.ts'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { freePort } from '../../src/store/free-port.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
 import { environmentOf, execForm, find, readDockerfile, type Stage } from './dockerfile.ts'
@@ -195,6 +195,11 @@ describe('its install and start steps, outside Docker', () => {
       const status = spawnImage(['node', 'bin/crm-sync.js', 'status', '--json', '--no-hooks'], env)
       expect(await status.exited, status.output()).toBe(0)
       expect(JSON.parse(status.output().trim().split('\n').at(-1) as string)).toHaveProperty('resources')
+
+      // The simulator is a development tool: the image carries the engine only, and says so.
+      const sandboxCommand = spawnImage(['node', 'bin/crm-sync.js', 'sandbox'], env)
+      expect(await sandboxCommand.exited).toBe(2)
+      expect(sandboxCommand.output()).toContain('npm run sandbox')
     } finally {
       const stopping = Date.now()
       service.child.kill('SIGTERM')

@@ -1,6 +1,6 @@
 // `crm-sync sandbox`: starts both services, prints how to point crm-sync at them, stops on signal.
 import { describe, expect, it } from 'vitest'
-import { runSandboxCommand } from '../../src/sandbox/index.ts'
+import { runSandboxCommand } from '../../sandbox/index.ts'
 
 describe('runSandboxCommand', () => {
   it('serves both APIs with the seeded records and prints the URLs and keys', async () => {

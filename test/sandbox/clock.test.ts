@@ -1,6 +1,6 @@
 // The sandbox's timestamps: whole seconds in the account's offset, as the real CRM writes them.
 import { describe, expect, it } from 'vitest'
-import { formatDate, formatTimestamp } from '../../src/sandbox/clock.ts'
+import { formatDate, formatTimestamp } from '../../sandbox/clock.ts'
 
 /** The reference: the same instant through Date, shifted into the offset. */
 function reference(seconds: number, offsetMinutes: number): string {

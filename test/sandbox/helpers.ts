@@ -9,7 +9,7 @@ import {
   type Sandbox,
   type SandboxOptions,
   startSandbox,
-} from '../../src/sandbox/index.ts'
+} from '../../sandbox/index.ts'
 
 export interface Harness {
   sandbox: Sandbox

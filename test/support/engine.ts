@@ -1,9 +1,10 @@
 // crm-sync started in-process, as `npm start` composes it, against the sandbox and a test database.
+
+import type { Sandbox } from '../../sandbox/index.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
-import type { Sandbox } from '../../src/sandbox/index.ts'
 import { type Running, start } from '../../src/service.ts'
-import { freePort } from '../../src/store/embedded-postgres.ts'
+import { freePort } from '../../src/store/free-port.ts'
 
 export const ENGINE_SECRET = 'engine-secret-0123456789abcdef'
 

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const CLI = fileURLToPath(new URL('../../bin/crm-sync.js', import.meta.url))
 
 export interface CliProcess {
   child: ChildProcess

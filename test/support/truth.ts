@@ -2,7 +2,7 @@
 // live upstream records, each with the upstream's latest updated_at and fields, each record's tags
 // are its upstream tags, and every record mirrored and since deleted carries _deleted_at.
 import { sql } from 'kysely'
-import type { Sandbox } from '../../src/sandbox/index.ts'
+import type { Sandbox } from '../../sandbox/index.ts'
 import type { Db } from '../../src/store/database.ts'
 
 const CRM = [

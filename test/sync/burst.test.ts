@@ -4,7 +4,7 @@
 // the index answers them together, and refreshes a later fetch already answered are skipped.
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { type Engine, startEngine } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'

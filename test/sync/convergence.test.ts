@@ -5,8 +5,8 @@
 // deletions included (tasks with their parent, reservation contacts with their bookings), with no
 // full run. A full resync asked for meanwhile is accepted and succeeds.
 import { afterEach, describe, expect, it } from 'vitest'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createLogger } from '../../src/log.ts'
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { startJobQueue } from '../../src/sync/job-queue.ts'
 import { startRun, sweepEnqueuer } from '../../src/sync/runs.ts'

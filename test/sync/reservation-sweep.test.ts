@@ -2,8 +2,8 @@
 // a contact deleted softly comes back with its own deleted_at and is tombstoned, and deletions that
 // remove records are found by the full sweep's reconciliation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ReservationCollection, type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { type AnyResource, bookings, contacts } from '../../src/resources/index.ts'
-import { type ReservationCollection, type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { deletedIds, mirrorOf, sandboxConfig, sweep, sweepDeps, truthOf } from './support.ts'

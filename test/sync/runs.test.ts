@@ -4,8 +4,8 @@
 // its sweeps, abandoned sweeps, the job payload checked on entry, and runs worked by pg-boss end to end.
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { people } from '../../src/resources/index.ts'
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import {
   abandonSweep,
   claimSweep,

@@ -3,6 +3,7 @@
 // the comparison of the mirror with the sandbox's truth.
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
+import type { Sandbox } from '../../sandbox/index.ts'
 import {
   type Clock,
   createUpstreamClients,
@@ -12,7 +13,6 @@ import {
 import { type Config, parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import type { AnyResource } from '../../src/resources/index.ts'
-import type { Sandbox } from '../../src/sandbox/index.ts'
 import type { Db } from '../../src/store/database.ts'
 import type { SweepJob } from '../../src/store/runs.ts'
 import { startRun } from '../../src/sync/runs.ts'

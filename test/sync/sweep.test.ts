@@ -3,9 +3,9 @@
 // changed or deleted while the pages go by), failures recorded as failed, and a crash that resumes.
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type CrmCollection, type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { type UpstreamClients, UpstreamUnavailableError } from '../../src/api-client/index.ts'
 import { type AnyResource, findResource, people, tasks, users } from '../../src/resources/index.ts'
-import { type CrmCollection, type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { upsertRecords } from '../../src/store/records.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { readResourceState } from '../../src/store/sync-state.ts'

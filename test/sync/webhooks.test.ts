@@ -2,7 +2,7 @@
 // creates, updates, tag edits and destroys.
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { type Engine, startEngine } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'

@@ -2,9 +2,10 @@
 import type { Kysely } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database, RunMode } from '../schema.ts'
+import { abandonStaleSweeps } from './end.ts'
 import { DEFAULT_STALE_AFTER_SECONDS, lockResources, UNFINISHED } from './locks.ts'
 import type { CoveredResource, CreateRunResult, EnqueueSweep, RunRequest } from './types.ts'
-import { abandonStaleSweeps, startWaitingSweep } from './waiting.ts'
+import { startWaitingSweep } from './waiting.ts'
 
 interface UnfinishedSweep {
   run_id: number

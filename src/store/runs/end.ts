@@ -1,4 +1,5 @@
-// The end of a sweep: its status, its run's, and the next waiting sweep of its resource started.
+// The end of a sweep: its status, its run's, and the next waiting sweep of its resource started; and
+// sweeps whose job was lost given up.
 import { type Kysely, sql } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database } from '../schema.ts'
@@ -76,4 +77,27 @@ export async function abandonSweep(
   return db
     .transaction()
     .execute((trx) => endSweep(trx, enqueue, runId, resource, null, { status: 'failed', error: reason }))
+}
+
+/** Fails the active sweeps of these resources that have shown no progress for `seconds`. */
+export async function abandonStaleSweeps(
+  trx: Kysely<Database>,
+  resources: string[],
+  seconds: number,
+  enqueue: EnqueueSweep,
+) {
+  const stale = await trx
+    .selectFrom('sync.run_resources')
+    .select(['run_id', 'resource'])
+    .where('resource', 'in', resources)
+    .where('status', 'in', UNFINISHED)
+    .where('job_sent_at', 'is not', null)
+    .where('progress_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
+    .execute()
+  for (const { run_id, resource } of stale) {
+    await endSweep(trx, enqueue, run_id, resource, null, {
+      status: 'failed',
+      error: `abandoned: no progress for ${seconds} s (its job was lost or its worker died)`,
+    })
+  }
 }

@@ -1,8 +1,7 @@
-// Waiting sweeps started once their resource is free, and sweeps whose job was lost given up.
+// Waiting sweeps started once their resource is free.
 import { type Kysely, sql } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database } from '../schema.ts'
-import { endSweep } from './end.ts'
 import { lockResources, UNFINISHED } from './locks.ts'
 import type { EnqueueSweep, SweepJob } from './types.ts'
 
@@ -64,27 +63,4 @@ export async function startWaitingSweeps(
     }
     return started
   })
-}
-
-/** Fails the active sweeps of these resources that have shown no progress for `seconds`. */
-export async function abandonStaleSweeps(
-  trx: Kysely<Database>,
-  resources: string[],
-  seconds: number,
-  enqueue: EnqueueSweep,
-) {
-  const stale = await trx
-    .selectFrom('sync.run_resources')
-    .select(['run_id', 'resource'])
-    .where('resource', 'in', resources)
-    .where('status', 'in', UNFINISHED)
-    .where('job_sent_at', 'is not', null)
-    .where('progress_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
-    .execute()
-  for (const { run_id, resource } of stale) {
-    await endSweep(trx, enqueue, run_id, resource, null, {
-      status: 'failed',
-      error: `abandoned: no progress for ${seconds} s (its job was lost or its worker died)`,
-    })
-  }
 }

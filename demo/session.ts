@@ -1,7 +1,7 @@
 // One watched stretch of the demo: it makes changes upstream on a schedule and waits for the mirror
 // to match the sandbox, refreshing the view about once a second. Ctrl-C (the signal) ends any wait.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { readInboxBacklog } from '../store/status-queries.ts'
+import { readInboxBacklog } from '../src/store/status-queries.ts'
 import { changeStream } from './changes.ts'
 import { compareMirror, converged, type TableSync } from './mirror.ts'
 import type { DemoView } from './view.ts'

@@ -4,7 +4,7 @@
 // user could run too; the engine's own SQL stays in src/store.
 import { sql } from 'kysely'
 import type { Sandbox } from '../sandbox/index.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../src/store/database.ts'
 
 type Upstream = { liveIds(collection: string): number[]; get(collection: string, id: number): unknown }
 

@@ -1,10 +1,11 @@
 // The demo's closing report: how long convergence took, rows per table, what the webhooks and the
 // API calls cost, and the example queries with their results.
-import { count, duration } from '../cli/format.ts'
-import { formatTable } from '../cli/table.ts'
+
 import type { Counters } from '../sandbox/index.ts'
-import type { Db } from '../store/database.ts'
-import { countInboxByStatus } from '../store/status-queries.ts'
+import { count, duration } from '../src/cli/format.ts'
+import { formatTable } from '../src/cli/table.ts'
+import type { Db } from '../src/store/database.ts'
+import { countInboxByStatus } from '../src/store/status-queries.ts'
 import { countRows, EXAMPLE_QUERIES, runQuery } from './queries.ts'
 
 export interface DemoFacts {

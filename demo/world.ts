@@ -6,12 +6,13 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
-import { type Config, parseConfig } from '../config/index.ts'
-import { configSecrets, createLogger } from '../log.ts'
 import { type Sandbox, startSandbox } from '../sandbox/index.ts'
-import { type Running, start } from '../service.ts'
-import { createDb, createPool, type Db } from '../store/database.ts'
-import { type EmbeddedPostgres, freePort, startEmbeddedPostgres } from '../store/embedded-postgres.ts'
+import { type Config, parseConfig } from '../src/config/index.ts'
+import { configSecrets, createLogger } from '../src/log.ts'
+import { type Running, start } from '../src/service.ts'
+import { createDb, createPool, type Db } from '../src/store/database.ts'
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/store/embedded-postgres.ts'
+import { freePort } from '../src/store/free-port.ts'
 
 export interface DemoWorld {
   sandbox: Sandbox

@@ -2,9 +2,9 @@
 // the sandbox against its live records, redrawn in place; the bars drop as changes land upstream and
 // climb back as webhooks and sweeps catch up. Elsewhere: the phases, and a line every few seconds.
 import cliProgress from 'cli-progress'
-import { count, duration } from '../cli/format.ts'
-import type { ProgressStream } from '../cli/run-progress.ts'
 import type { Counters } from '../sandbox/index.ts'
+import { count, duration } from '../src/cli/format.ts'
+import type { ProgressStream } from '../src/cli/run-progress.ts'
 import type { TableSync } from './mirror.ts'
 
 export interface DemoState {

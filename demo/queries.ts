@@ -1,8 +1,8 @@
 // What a reporting user runs against the mirror: the three example queries the demo prints with
 // their results, and the row counts of every table. Read-only; live rows are `_deleted_at is null`.
 import { sql } from 'kysely'
-import { childTables, resources } from '../resources/index.ts'
-import type { Db } from '../store/database.ts'
+import { childTables, resources } from '../src/resources/index.ts'
+import type { Db } from '../src/store/database.ts'
 
 export const EXAMPLE_QUERIES = [
   {
