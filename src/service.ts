@@ -11,7 +11,7 @@ import { closeServer, listen } from './http/server.ts'
 import type { Logger } from './log.ts'
 import { createMetrics } from './metrics/index.ts'
 import { createReceiver } from './receiver/app.ts'
-import type { Counters } from './receiver/counters.ts'
+import { createReceiverCounters } from './receiver/counters.ts'
 import { type HookKeeper, type HookStatus, keepHooksRegistered } from './receiver/hook-keeper.ts'
 import { DELIVERY_BUDGET_MS } from './receiver/inbox-writer.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
@@ -73,7 +73,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
     jobs = queue
     const upstreamMetrics = createUpstreamMetrics()
     const clients = createUpstreamClients(config, { db: database.db, logger, metrics: upstreamMetrics })
-    const receiverCounters: Counters = new Map()
+    const receiverCounters = createReceiverCounters()
     const metrics = createMetrics({
       db: database.db,
       boss: queue,

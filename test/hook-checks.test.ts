@@ -11,6 +11,7 @@ import { parseConfig } from '../src/config/index.ts'
 import { createHttpApp } from '../src/http/app.ts'
 import { createLogger } from '../src/log.ts'
 import { createMetrics, type Metrics } from '../src/metrics/index.ts'
+import { createReceiverCounters } from '../src/receiver/counters.ts'
 import { type HookKeeper, keepHooksRegistered } from '../src/receiver/hook-keeper.ts'
 import { desiredHooks, isDisabled, registerHooks } from '../src/receiver/registration.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
@@ -65,7 +66,7 @@ const requests = (route: string) => total(upstream.requests, { route })
 
 function metrics(): Metrics {
   const config = parseConfig({ CRM_BASE_URL: 'http://127.0.0.1:1', CRM_API_KEY: 'unused-key' })
-  const sources = { db: database.db, boss, config, logger, receiverCounters: new Map() }
+  const sources = { db: database.db, boss, config, logger, receiverCounters: createReceiverCounters() }
   return createMetrics({ ...sources, upstream: createUpstreamMetrics(), processMetrics: false })
 }
 

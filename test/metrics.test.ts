@@ -8,7 +8,7 @@ import { parseConfig } from '../src/config/index.ts'
 import { createMetricsRoute } from '../src/http/metrics.ts'
 import { createLogger } from '../src/log.ts'
 import { createMetrics, type MetricsSources } from '../src/metrics/index.ts'
-import { increment } from '../src/receiver/counters.ts'
+import { createReceiverCounters } from '../src/receiver/counters.ts'
 import { people } from '../src/resources/index.ts'
 import { insertAcceptedDelivery, insertRejectedDelivery, markDeliveryProcessed } from '../src/store/inbox.ts'
 import { upsertRecords } from '../src/store/records.ts'
@@ -44,7 +44,7 @@ function metricsWith(overrides: Partial<MetricsSources> = {}) {
     boss,
     config,
     logger,
-    receiverCounters: new Map(),
+    receiverCounters: createReceiverCounters(),
     upstream: createUpstreamMetrics(),
     resourceCountsMaxAgeSeconds: 0,
     processMetrics: false,
@@ -111,9 +111,9 @@ describe('counters copied at each scrape', () => {
   it("follows the receiver's delivery and unauthorized counters", async () => {
     const { metrics, sources } = metricsWith()
     const counters = sources.receiverCounters
-    increment(counters, 'delivery:person:update:lean:accepted')
-    increment(counters, 'delivery:deal:destroy:unknown:rejected')
-    increment(counters, 'unauthorized', 3)
+    counters.deliveries.add({ model: 'person', event: 'update', shape: 'lean', outcome: 'accepted' })
+    counters.deliveries.add({ model: 'deal', event: 'destroy', shape: 'unknown', outcome: 'rejected' })
+    counters.unauthorized += 3
     let text = await metrics.scrape()
     const accepted = { model: 'person', event: 'update', shape: 'lean', outcome: 'accepted' }
     expect(sampleOf(text, 'crm_sync_webhook_deliveries_total', accepted)).toBe(1)
@@ -121,7 +121,7 @@ describe('counters copied at each scrape', () => {
       1,
     )
     expect(sampleOf(text, 'crm_sync_webhook_unauthorized_total')).toBe(3)
-    increment(counters, 'delivery:person:update:lean:accepted', 4)
+    counters.deliveries.add({ model: 'person', event: 'update', shape: 'lean', outcome: 'accepted' }, 4)
     text = await metrics.scrape()
     expect(sampleOf(text, 'crm_sync_webhook_deliveries_total', accepted)).toBe(5)
   })
@@ -129,8 +129,11 @@ describe('counters copied at each scrape', () => {
   it('follows deliveries to unknown models and those that carried the previous secret (issue 17)', async () => {
     const { metrics, sources } = metricsWith()
     const counters = sources.receiverCounters
-    increment(counters, 'delivery:invoice:update:unknown:unknown_model', 2)
-    increment(counters, 'previous-secret', 3)
+    counters.deliveries.add(
+      { model: 'invoice', event: 'update', shape: 'unknown', outcome: 'unknown_model' },
+      2,
+    )
+    counters.previousSecret += 3
     const text = await metrics.scrape()
     const unknown = { model: 'invoice', event: 'update', shape: 'unknown', outcome: 'unknown_model' }
     expect(sampleOf(text, 'crm_sync_webhook_deliveries_total', unknown)).toBe(2)

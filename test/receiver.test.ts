@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { WEBHOOK_BODY_LIMIT, webhookPath } from '../src/receiver/app.ts'
+import { createReceiverCounters } from '../src/receiver/counters.ts'
 import { WEBHOOK_EVENTS, WEBHOOK_MODELS, type WebhookModel } from '../src/receiver/deliveries.ts'
 import { createDb, createPool } from '../src/store/database.ts'
 import { claimDeliveries } from '../src/store/inbox.ts'
@@ -194,7 +195,7 @@ describe('the secret', () => {
     expect(response.status).toBe(401)
     expect(await response.json()).toEqual({ error: 'unauthorized' })
     expect(await inboxCount()).toBe(before)
-    expect(counters.get('unauthorized')).toBe(1)
+    expect(counters.unauthorized).toBe(1)
   })
 })
 
@@ -310,8 +311,9 @@ describe('bad input', () => {
   // A sender that hangs up mid-body: nothing to keep, and not the database's fault (no 503, no
   // `unavailable`), whether the body's length was announced or it came in chunks.
   it('a body cut off by the sender is counted as aborted, not as the database failing', async () => {
-    const counters = new Map<string, number>()
+    const counters = createReceiverCounters()
     const { app } = receiverFor(database.db, { counters })
+    const aborted = { model: 'person', event: 'update', shape: 'unknown', outcome: 'aborted' } as const
     const before = await inboxCount()
     await throughServer(app, async (port) => {
       const heads = {
@@ -326,14 +328,14 @@ describe('bad input', () => {
         socket.end(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${head}`)
         expected += 1
         await waitFor(
-          async () =>
-            counters.get('delivery:person:update:unknown:aborted') === expected ? true : undefined,
+          async () => (counters.deliveries.get(aborted) === expected ? true : undefined),
           5_000,
           `the ${name} body counted as aborted`,
         )
         socket.destroy()
       }
-      expect([...counters.keys()].filter((key) => key.endsWith(':unavailable'))).toEqual([])
+      const unavailable = counters.deliveries.all().filter(({ labels }) => labels.outcome === 'unavailable')
+      expect(unavailable).toEqual([])
       expect(await inboxCount()).toBe(before)
     })
   })
@@ -362,28 +364,37 @@ describe('bad input', () => {
     [
       'a model it does not mirror',
       `/webhooks/crm/${SECRET}/Invoice/update`,
-      'invoice:update:unknown:unknown_model',
+      { model: 'invoice', event: 'update', shape: 'unknown', outcome: 'unknown_model' },
     ],
     [
       'an event it does not know',
       `/webhooks/crm/${SECRET}/person/merge`,
-      'person:merge:unknown:unknown_event',
+      { model: 'person', event: 'merge', shape: 'unknown', outcome: 'unknown_event' },
     ],
     [
       'a made-up model',
       `/webhooks/crm/${SECRET}/${'x'.repeat(40)}/update`,
-      'other:update:unknown:unknown_model',
+      { model: 'other', event: 'update', shape: 'unknown', outcome: 'unknown_model' },
     ],
-    ['a path too long', `/webhooks/crm/${SECRET}/person/update/extra`, 'person:update:unknown:unknown_path'],
-  ])('counts a delivery to %s (issue 17), still answers 404, and keeps nothing', async (_, path, key) => {
-    const { app, counters } = receiverFor(database.db)
-    const before = await inboxCount()
-    const response = await post(app, path, '{"model": "invoice", "event": "update", "record_id": 1}')
-    expect(response.status).toBe(404)
-    expect(counters.get(`delivery:${key}`)).toBe(1)
-    expect([...counters.keys()]).toEqual([`delivery:${key}`])
-    expect(await inboxCount()).toBe(before)
-  })
+    [
+      'a path too long',
+      `/webhooks/crm/${SECRET}/person/update/extra`,
+      { model: 'person', event: 'update', shape: 'unknown', outcome: 'unknown_path' },
+    ],
+  ] as const)(
+    'counts a delivery to %s (issue 17), still answers 404, and keeps nothing',
+    async (_, path, labels) => {
+      const { app, counters } = receiverFor(database.db)
+      const before = await inboxCount()
+      const response = await post(app, path, '{"model": "invoice", "event": "update", "record_id": 1}')
+      expect(response.status).toBe(404)
+      expect(counters.deliveries.get(labels)).toBe(1)
+      expect(counters.deliveries.all()).toEqual([{ labels, count: 1 }])
+      expect(counters.unauthorized).toBe(0)
+      expect(counters.previousSecret).toBe(0)
+      expect(await inboxCount()).toBe(before)
+    },
+  )
 })
 
 describe('a rotation of the secret (issue 17)', () => {
@@ -394,13 +405,14 @@ describe('a rotation of the secret (issue 17)', () => {
     const { app, counters } = receiverFor(database.db, { previousSecret: PREVIOUS })
     const current = await post(app, webhookPath(SECRET, 'person', 'update'), body)
     expect(current.status).toBe(200)
-    expect(counters.get('previous-secret')).toBeUndefined()
+    expect(counters.previousSecret).toBe(0)
     const previous = await post(app, webhookPath(PREVIOUS, 'person', 'update'), body)
     expect(previous.status).toBe(200)
     const { inbox_id: inboxId } = (await previous.json()) as { inbox_id: number }
     expect(await inboxRow(inboxId)).toMatchObject({ model: 'person', event: 'update', record_id: 7 })
-    expect(counters.get('previous-secret')).toBe(1)
-    expect(counters.get('delivery:person:update:lean:accepted')).toBe(2)
+    expect(counters.previousSecret).toBe(1)
+    const accepted = { model: 'person', event: 'update', shape: 'lean', outcome: 'accepted' } as const
+    expect(counters.deliveries.get(accepted)).toBe(2)
   })
 
   it('still refuses any other secret, and the previous one once it is no longer configured', async () => {
@@ -409,7 +421,7 @@ describe('a rotation of the secret (issue 17)', () => {
     expect(other.status).toBe(401)
     const done = receiverFor(database.db)
     expect((await post(done.app, webhookPath(PREVIOUS, 'person', 'update'), body)).status).toBe(401)
-    expect(done.counters.get('unauthorized')).toBe(1)
+    expect(done.counters.unauthorized).toBe(1)
   })
 })
 
@@ -569,7 +581,13 @@ describe('a slow database (issue 17)', () => {
       expect(await response.clone().json()).toEqual({
         error: 'too many deliveries are waiting to be stored; retry later',
       })
-      expect(counters.get('delivery:person:update:unknown:unavailable')).toBe(1)
+      const unavailable = {
+        model: 'person',
+        event: 'update',
+        shape: 'unknown',
+        outcome: 'unavailable',
+      } as const
+      expect(counters.deliveries.get(unavailable)).toBe(1)
     } finally {
       await release()
     }

@@ -4,6 +4,7 @@
 import { serve } from '@hono/node-server'
 import { createLogger } from '../../src/log.ts'
 import { createReceiver } from '../../src/receiver/app.ts'
+import { createReceiverCounters } from '../../src/receiver/counters.ts'
 import { createDb, createPool } from '../../src/store/database.ts'
 import { childOptions, serveChild } from './child.ts'
 
@@ -17,7 +18,7 @@ await serveChild(async () => {
   const logger = createLogger({ level: 'warn', pretty: false })
   const pool = createPool(databaseUrl)
   const db = createDb(pool)
-  const app = createReceiver({ db, secret, logger, counters: new Map() })
+  const app = createReceiver({ db, secret, logger, counters: createReceiverCounters() })
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started))
   })

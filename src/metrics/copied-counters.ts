@@ -2,7 +2,7 @@
 // scrape. They only ever grow, so setting each series to the plain counter's value keeps it a counter.
 import { Counter, type Registry } from 'prom-client'
 import type { Counter as PlainCounter, UpstreamMetrics } from '../api-client/metrics.ts'
-import type { Counters } from '../receiver/counters.ts'
+import type { ReceiverCounters } from '../receiver/counters.ts'
 import { PREFIX } from './metric-prefix.ts'
 
 function mirrored<L extends string>(
@@ -12,7 +12,7 @@ function mirrored<L extends string>(
   labelNames: readonly L[],
 ) {
   const counter = new Counter<L>({ name: `${PREFIX}${name}`, help, labelNames, registers })
-  return (samples: { labels: Record<string, string>; value: number }[]) => {
+  return (samples: { labels: { readonly [K in L]?: string }; value: number }[]) => {
     // A series is reset and set in one synchronous step, so a concurrent scrape never sees it half-done.
     counter.reset()
     for (const { labels, value } of samples) {
@@ -25,20 +25,9 @@ function mirrored<L extends string>(
   }
 }
 
-/** `delivery:<model>:<event>:<shape>:<outcome>` as labels; other keys are not deliveries. */
-function deliverySamples(counters: Counters) {
-  return [...counters]
-    .map(([key, value]) => ({ parts: key.split(':'), value }))
-    .filter(({ parts }) => parts[0] === 'delivery' && parts.length === 5)
-    .map(({ parts: [, model, event, shape, outcome], value }) => ({
-      labels: { model, event, shape, outcome } as Record<string, string>,
-      value,
-    }))
-}
-
 export function copyCounters(
   registers: Registry[],
-  sources: { receiverCounters: Counters; upstream: UpstreamMetrics },
+  sources: { receiverCounters: ReceiverCounters; upstream: UpstreamMetrics },
 ): () => void {
   const deliveries = mirrored(
     registers,
@@ -85,9 +74,9 @@ export function copyCounters(
   const plain = (counter: PlainCounter) => counter.samples()
   return () => {
     const { receiverCounters, upstream } = sources
-    deliveries(deliverySamples(receiverCounters))
-    unauthorized([{ labels: {}, value: receiverCounters.get('unauthorized') ?? 0 }])
-    previousSecret([{ labels: {}, value: receiverCounters.get('previous-secret') ?? 0 }])
+    deliveries(receiverCounters.deliveries.all().map(({ labels, count }) => ({ labels, value: count })))
+    unauthorized([{ labels: {}, value: receiverCounters.unauthorized }])
+    previousSecret([{ labels: {}, value: receiverCounters.previousSecret }])
     requests(plain(upstream.requests))
     retries(plain(upstream.retries))
     throttled(plain(upstream.throttledSeconds))

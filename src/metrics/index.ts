@@ -10,7 +10,7 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 import type { UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
-import type { Counters } from '../receiver/counters.ts'
+import type { ReceiverCounters } from '../receiver/counters.ts'
 import type { HookObserver } from '../receiver/hook-keeper.ts'
 import type { Db } from '../store/database.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
@@ -25,10 +25,10 @@ export interface MetricsSources {
   config: Config
   logger: Logger
   /**
-   * The receiver's counters (`delivery:<model>:<event>:<shape>:<outcome>`, `unauthorized`,
-   * `previous-secret`).
+   * The receiver's counters: deliveries by model, event, shape and outcome, requests refused for their
+   * secret, deliveries that carried the previous secret.
    */
-  receiverCounters: Counters
+  receiverCounters: ReceiverCounters
   upstream: UpstreamMetrics
   /** Live rows are counted at most this often (default 30 s); 0 counts at every scrape. */
   resourceCountsMaxAgeSeconds?: number

@@ -2,7 +2,7 @@
 import type { Hono } from 'hono'
 import { createLogger } from '../../src/log.ts'
 import { createReceiver } from '../../src/receiver/app.ts'
-import type { Counters } from '../../src/receiver/counters.ts'
+import { createReceiverCounters, type ReceiverCounters } from '../../src/receiver/counters.ts'
 import type { InboxWriterOptions } from '../../src/receiver/inbox-writer.ts'
 import type { Db } from '../../src/store/database.ts'
 
@@ -11,16 +11,16 @@ export const SECRET = 'test-secret-0123456789abcdef'
 export function receiverFor(
   db: Db,
   options: {
-    counters?: Counters
+    counters?: ReceiverCounters
     onAccepted?: () => void
     writer?: InboxWriterOptions
     previousSecret?: string
   } = {},
 ): {
   app: Hono
-  counters: Counters
+  counters: ReceiverCounters
 } {
-  const counters = options.counters ?? new Map()
+  const counters = options.counters ?? createReceiverCounters()
   const app = createReceiver({
     db,
     secret: SECRET,
