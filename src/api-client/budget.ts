@@ -2,8 +2,9 @@
 // wait for a slot before each request, give it back when the answer is in, pause everybody on a 429.
 // For an upstream whose limit is not published, the configured size is the most the budget allows: a
 // 429 that comes while the budget is nearly all in use means the real limit is lower, and the budget
-// narrows to 80% (never below its floor), then widens by one slot for every 30 s without a 429.
-// Random 429s (a fault, not a limit) can narrow it at worst to that floor.
+// narrows to 80%, no lower, then widens by one slot for every 30 s without a 429. Random 429s (a fault,
+// not a limit: indistinguishable from one while the budget is in full use) thus cost at most a fifth of
+// the budget; a real limit below 80% is met by the pauses of its 429s, and is for the operator to set.
 import type { Logger } from '../log.ts'
 import {
   type BudgetLease,
@@ -52,7 +53,7 @@ const RELEASE_MARGIN_MS = 5_000
 /** A narrowed budget widens by one slot after this long without a 429 (looked at this often). */
 export const BUDGET_WIDEN_AFTER_MS = 30_000
 /** The least a budget of an unpublished limit narrows to, as a share of its configured size. */
-export const BUDGET_FLOOR_SHARE = 0.4
+export const BUDGET_FLOOR_SHARE = 0.8
 
 export function createBudget(options: BudgetOptions): Budget {
   const { db, key, clock, metrics } = options
