@@ -2,10 +2,18 @@
 // minute (edits, tags, new records, deletions), made through the sandbox's control API, which fires
 // the CRM's webhooks as the real UI would. Deterministic for a given seed number.
 //
+// Valid by construction: each change is chosen from the sandbox's state at that moment. It acts on
+// live records only, adds a tag only when the record has no tag of that name (the CRM compares names
+// case-insensitively and answers 422 "has already been taken"), removes a tag only when there is
+// one, creates people only while the account has room for them, and gives new records every field
+// the CRM requires. When a kind of change does not apply to the record picked, the record is edited
+// instead. test/demo/changes.test.ts runs the stream over many seeds; a change the sandbox refuses
+// all the same ends in a RefusedChange, which the demo logs before it goes on.
+//
 // Left out on purpose: deleting a task, or a record that has tasks (the tasks vanish with it), and
 // deleting reservation records. No webhook and no count reveals those; only the nightly full
 // reconciliation does, and the demo ends long before one.
-import type { Sandbox } from '../sandbox/index.ts'
+import { type Sandbox, SandboxError } from '../sandbox/index.ts'
 
 type CrmCollection = 'people' | 'companies' | 'deals' | 'projects'
 const ATTACHABLE: Record<string, CrmCollection> = {
@@ -45,75 +53,128 @@ export function randomSource(seed: number): () => number {
   }
 }
 
+/** A change the sandbox refused all the same, e.g. after something outside the stream changed it. */
+export class RefusedChange extends Error {
+  /** What was tried, e.g. `people.tag`. */
+  readonly change: string
+  constructor(change: string, target: string, cause: SandboxError) {
+    super(`${change} (${target}) refused: ${cause.message}`, { cause })
+    this.change = change
+  }
+}
+
 export interface ChangeStream {
-  /** Makes one change; returns what it did, e.g. `person.update`. */
+  /** Makes one change; returns what it did, e.g. `people.update`. Throws RefusedChange if refused. */
   next(): string
 }
 
 export function changeStream(sandbox: Sandbox, seed: number): ChangeStream {
   const random = randomSource(seed)
   const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(random() * items.length)]
-  const { crm, reservation } = sandbox.control
+  const control = sandbox.control
+  const { crm, reservation } = control
   let made = 0
 
-  /** Records that have tasks: deleting one would delete its tasks without a trace. */
-  const withTasks = () => {
-    const taken = new Set<string>()
-    for (const id of crm.liveIds('tasks')) {
-      const task = crm.get('tasks', id)
-      const collection = ATTACHABLE[String(task?.attachable_type)]
-      if (collection) taken.add(`${collection}:${task?.attachable_id}`)
+  /** Makes the change through the control API; a refusal becomes a RefusedChange. */
+  const act = (change: string, target: string, call: () => unknown): string => {
+    try {
+      call()
+    } catch (error) {
+      if (error instanceof SandboxError) throw new RefusedChange(change, target, error)
+      throw error
     }
-    return taken
+    return change
+  }
+
+  /** Records that have tasks: deleting one would delete its tasks without a trace. */
+  const hasTasks = (collection: CrmCollection, id: number) => {
+    for (const taskId of crm.liveIds('tasks')) {
+      const task = crm.get('tasks', taskId)
+      if (ATTACHABLE[String(task?.attachable_type)] === collection && task?.attachable_id === id) return true
+    }
+    return false
+  }
+  const tagsOf = (collection: CrmCollection, id: number) =>
+    (crm.get(collection, id)?.tags as { id: number; name: string }[] | undefined) ?? []
+  /** The sandbox refuses new people once the account's contact storage is full. */
+  const roomFor = (collection: CrmCollection) => {
+    const limit = control.behaviour().maxPeople
+    return collection !== 'people' || limit === null || crm.liveIds('people').length < limit
+  }
+
+  const create = (collection: CrmCollection) =>
+    act(`${collection}.create`, `new ${collection}`, () =>
+      crm.create(collection, newRecord(collection, made)),
+    )
+
+  const update = (collection: CrmCollection, id: number) => {
+    const fields =
+      collection === 'deals'
+        ? { current_state: pick(DEAL_STATES), value: Math.round(random() * 50_000) }
+        : { name: `Renamed ${made}` }
+    return act(`${collection}.update`, `${collection} ${id}`, () => crm.update(collection, id, fields))
+  }
+
+  /** A tag the record does not have yet; an edit when it has them all. */
+  const tag = (collection: CrmCollection, id: number) => {
+    const taken = new Set(tagsOf(collection, id).map((tag) => tag.name.toLowerCase()))
+    const name = pick(TAGS.filter((candidate) => !taken.has(candidate.toLowerCase())))
+    if (name === undefined) return update(collection, id)
+    return act(`${collection}.tag`, `${collection} ${id}, tag ${name}`, () =>
+      crm.addTag(collection, id, name),
+    )
+  }
+
+  /** One of the record's tags removed; an edit when it has none. */
+  const untag = (collection: CrmCollection, id: number) => {
+    const tag = pick(tagsOf(collection, id))
+    if (tag === undefined) return update(collection, id)
+    return act(`${collection}.untag`, `${collection} ${id}, tag ${tag.id}`, () =>
+      crm.removeTag(collection, id, tag.id),
+    )
+  }
+
+  /** The record deleted; a note on it instead when it has tasks. */
+  const destroy = (collection: CrmCollection, id: number) => {
+    if (hasTasks(collection, id)) {
+      const fields =
+        collection === 'people' || collection === 'companies'
+          ? { background: `Note ${made}` }
+          : { description: `Note ${made}` }
+      return act(`${collection}.update`, `${collection} ${id}`, () => crm.update(collection, id, fields))
+    }
+    return act(`${collection}.destroy`, `${collection} ${id}`, () => crm.destroy(collection, id))
   }
 
   const crmChange = (): string => {
     const collection = pick(['people', 'people', 'companies', 'deals', 'projects'] as const) ?? 'people'
     const id = pick(crm.liveIds(collection))
     const roll = random()
-    if (id === undefined || roll < 0.1) {
-      crm.create(collection, newRecord(collection, made))
-      return `${collection}.create`
-    }
-    if (roll < 0.55) {
-      const fields =
-        collection === 'deals'
-          ? { current_state: pick(DEAL_STATES), value: Math.round(random() * 50_000) }
-          : { name: `Renamed ${made}` }
-      crm.update(collection, id, fields)
-      return `${collection}.update`
-    }
-    if (roll < 0.75) {
-      crm.addTag(collection, id, pick(TAGS) ?? 'VIP')
-      return `${collection}.tag`
-    }
-    if (roll < 0.85) {
-      const tag = (crm.get(collection, id)?.tags as { id: number }[] | undefined)?.[0]
-      if (tag) crm.removeTag(collection, id, tag.id)
-      return `${collection}.untag`
-    }
-    if (withTasks().has(`${collection}:${id}`)) {
-      crm.update(collection, id, { background: `Note ${made}` })
-      return `${collection}.update`
-    }
-    crm.destroy(collection, id)
-    return `${collection}.destroy`
+    if ((id === undefined || roll < 0.1) && roomFor(collection)) return create(collection)
+    if (id === undefined) return taskChange()
+    if (roll < 0.55) return update(collection, id)
+    if (roll < 0.75) return tag(collection, id)
+    if (roll < 0.85) return untag(collection, id)
+    return destroy(collection, id)
   }
 
   const taskChange = (): string => {
     const id = pick(crm.liveIds('tasks'))
-    if (id !== undefined) crm.update('tasks', id, { name: `Call back ${made}` })
-    return 'tasks.update'
+    if (id === undefined) return reservationChange()
+    return act('tasks.update', `tasks ${id}`, () => crm.update('tasks', id, { name: `Call back ${made}` }))
   }
 
   const reservationChange = (): string => {
-    if (random() < 0.3) {
-      reservation.create('contacts', { first: 'Demo', last: `Guest ${made}` })
-      return 'contacts.create'
+    const id = random() < 0.3 ? undefined : pick(reservation.liveIds('bookings'))
+    if (id === undefined) {
+      return act('contacts.create', 'new contact', () =>
+        reservation.create('contacts', { first: 'Demo', last: `Guest ${made}` }),
+      )
     }
-    const id = pick(reservation.liveIds('bookings'))
-    if (id !== undefined) reservation.update('bookings', id, { number_guests: 1 + Math.floor(random() * 12) })
-    return 'bookings.update'
+    const guests = 1 + Math.floor(random() * 12)
+    return act('bookings.update', `bookings ${id}`, () =>
+      reservation.update('bookings', id, { number_guests: guests }),
+    )
   }
 
   return {

@@ -1,8 +1,9 @@
 // `npm run demo`: crm-sync against the sandbox on a machine with nothing configured. A seeded account
 // is mirrored from empty; then a stream of changes runs under faults (deliveries dropped, duplicated
 // and reordered, API calls failing and throttled) until the mirror matches the sandbox again; then a
-// summary and three example queries. Exits 0 once converged, 1 when it does not converge in time;
-// with --follow it keeps changing and syncing until Ctrl-C.
+// summary and three example queries. Exits 0 once converged, 1 when it fails (e.g. does not converge
+// in time); with --follow it keeps changing and syncing until Ctrl-C. Stopped by SIGINT or SIGTERM
+// before the summary, it exits 130 or 143. Whichever way it ends, its temporary folder is removed.
 import { parseArgs } from 'node:util'
 import { describeDifferences, NotConverged, watch } from './session.ts'
 import { renderSummary } from './summary.ts'
@@ -121,6 +122,9 @@ async function follow(world: DemoWorld, options: DemoOptions, signal: AbortSigna
   }
 }
 
+/** The exit code of a demo stopped by a signal: 128 + its number, as a shell reports it. */
+const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 }
+
 async function demo(options: DemoOptions, signal: AbortSignal): Promise<number> {
   const view = createDemoView(process.stdout)
   let world: DemoWorld | undefined
@@ -146,14 +150,15 @@ async function demo(options: DemoOptions, signal: AbortSignal): Promise<number> 
     return 0
   } catch (error) {
     view.stop()
-    if (signal.aborted) return summarized ? 0 : 130
+    if (signal.aborted) return summarized ? 0 : (SIGNAL_EXIT[String(signal.reason)] ?? 130)
     failed = true
     process.stderr.write(`\ncrm-sync demo: ${error instanceof Error ? error.message : String(error)}\n`)
     if (error instanceof NotConverged) process.stderr.write(`${describeDifferences(error.tables)}\n`)
-    if (world) process.stderr.write(`crm-sync's log is kept in ${world.logFile}\n`)
     return 1
   } finally {
-    await world?.stop({ keepFolder: failed })
+    // The temporary folder goes on every way out; after a failure, crm-sync's log is kept.
+    const keptLog = await world?.stop({ keepLog: failed })
+    if (keptLog) process.stderr.write(`crm-sync's log is kept in ${keptLog}\n`)
   }
 }
 
@@ -169,10 +174,16 @@ export async function runDemo(argv: string[]): Promise<number> {
     console.log(USAGE)
     return 0
   }
+  // The first SIGINT or SIGTERM stops the demo in order, removing its temporary folder; another
+  // one exits at once, and the world's exit hooks remove the folder and stop PostgreSQL.
   const stop = new AbortController()
-  const interrupt = () => stop.abort()
-  process.once('SIGINT', interrupt)
-  process.once('SIGTERM', interrupt)
+  const interrupt = (name: NodeJS.Signals) => {
+    if (!stop.signal.aborted) return stop.abort(name)
+    process.stderr.write('\ncrm-sync demo: stopped at once\n')
+    process.exit(SIGNAL_EXIT[name] ?? 130)
+  }
+  process.on('SIGINT', interrupt)
+  process.on('SIGTERM', interrupt)
   try {
     return await demo(options, stop.signal)
   } finally {

@@ -1,17 +1,18 @@
 // One watched stretch of the demo: it makes changes upstream on a schedule and waits for the mirror
 // to match the sandbox, refreshing the view about once a second. Ctrl-C (the signal) ends any wait.
+// A change the sandbox refuses is logged, and the stream goes on.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { compareMirror, converged, type TableTruth } from '../sandbox/mirror-truth.ts'
 import { readInboxBacklog } from '../src/store/status-queries.ts'
-import { changeStream } from './changes.ts'
-import { compareMirror, converged, type TableSync } from './mirror.ts'
+import { changeStream, RefusedChange } from './changes.ts'
 import type { DemoView } from './view.ts'
 import type { DemoWorld } from './world.ts'
 
 const REFRESH_MS = 1000
 
 export class NotConverged extends Error {
-  readonly tables: TableSync[]
-  constructor(seconds: number, tables: TableSync[]) {
+  readonly tables: TableTruth[]
+  constructor(seconds: number, tables: TableTruth[]) {
     super(`the mirror did not match the sandbox within ${seconds} s`)
     this.tables = tables
   }
@@ -21,7 +22,7 @@ export type Session = ReturnType<typeof watch>
 
 export function watch(world: DemoWorld, view: DemoView, signal: AbortSignal) {
   const startedAt = Date.now()
-  let tables: TableSync[] = []
+  let tables: TableTruth[] = []
   let changesMade = 0
   let changesPlanned: number | null = 0
   const refresh = async () => {
@@ -58,8 +59,13 @@ export function watch(world: DemoWorld, view: DemoView, signal: AbortSignal) {
       const begun = Date.now()
       let refreshedAt = 0
       for (let made = 0; count === null || made < count; made++) {
-        changes.next()
-        changesMade++
+        try {
+          changes.next()
+          changesMade++
+        } catch (error) {
+          if (!(error instanceof RefusedChange)) throw error
+          view.phase(`  skipped: ${error.message}`)
+        }
         if (Date.now() - refreshedAt >= REFRESH_MS) {
           refreshedAt = Date.now()
           await refresh()
@@ -71,12 +77,15 @@ export function watch(world: DemoWorld, view: DemoView, signal: AbortSignal) {
   }
 }
 
-export function describeDifferences(tables: TableSync[]): string {
+export function describeDifferences(tables: TableTruth[]): string {
   return tables
     .filter((table) => table.inSync !== table.upstream || table.stale > 0)
     .map(
       (table) =>
-        `  ${table.table}: ${table.inSync}/${table.upstream} in sync, ${table.stale} stale (e.g. ids ${table.examples.join(', ')})`,
+        `  ${table.table}: ${table.inSync}/${table.upstream} in sync, ${table.stale} stale (e.g. ${table.differences
+          .slice(0, 5)
+          .map((difference) => `${difference.id} ${difference.what}`)
+          .join('; ')})`,
     )
     .join('\n')
 }

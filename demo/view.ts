@@ -3,9 +3,9 @@
 // climb back as webhooks and sweeps catch up. Elsewhere: the phases, and a line every few seconds.
 import cliProgress from 'cli-progress'
 import type { Counters } from '../sandbox/index.ts'
+import type { TableTruth } from '../sandbox/mirror-truth.ts'
 import { count, duration } from '../src/cli/format.ts'
 import type { ProgressStream } from '../src/cli/run-progress.ts'
-import type { TableSync } from './mirror.ts'
 
 export interface DemoState {
   elapsedMs: number
@@ -13,7 +13,7 @@ export interface DemoState {
   /** Null while following: the changes go on until Ctrl-C. */
   changesPlanned: number | null
   counters: Counters
-  tables: TableSync[]
+  tables: TableTruth[]
 }
 
 export interface DemoView {
@@ -39,7 +39,7 @@ function countersLine(state: DemoState): string {
   ].join(' · ')
 }
 
-function tableLine(table: TableSync, width: number): string {
+function tableLine(table: TableTruth, width: number): string {
   const share = table.upstream ? table.inSync / table.upstream : 1
   const done = Math.round(share * BAR_WIDTH)
   const stale = table.stale ? `, ${count(table.stale)} to tombstone` : ''

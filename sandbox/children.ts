@@ -1,24 +1,10 @@
 // Sub-objects of people, companies, deals and projects: tags, addresses, contact details and
-// positions. Their input schemas (nested attributes and their own routes), merges and renderers.
+// positions. Their input schemas (nested attributes and their own routes) and merges; their
+// renderers are in child-views.ts.
 import { z } from 'zod'
 import { flag, id, optionalId, required, text, type WriteContext } from './kind.ts'
 import { COUNTRY_NAMES } from './names.ts'
-import type {
-  AddrRow,
-  AttachableType,
-  DetailKind,
-  DetailRow,
-  PositionRow,
-  Reachable,
-  Tagged,
-  TagRow,
-} from './store.ts'
-import type { View } from './view.ts'
-
-export interface Owner {
-  id: number
-  type: AttachableType
-}
+import type { AddrRow, DetailKind, PositionRow, Reachable, Tagged, TagRow } from './store.ts'
 
 /** Nested attributes come as an object keyed by index strings; an array is accepted too. */
 export function nested<T extends z.ZodType>(entry: T) {
@@ -227,116 +213,4 @@ export function mergeReachable(
 
 function definedOnly<T extends object>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>
-}
-
-// ---- renderers --------------------------------------------------------------------------------
-
-export function renderTag(view: View, tag: TagRow, owner: Owner): Record<string, unknown> {
-  return {
-    id: tag.id,
-    account_id: view.accountId,
-    attachable_id: owner.id,
-    attachable_type: owner.type,
-    api_input: tag.api_input,
-    name: tag.name,
-    created_at: view.time(tag.created_at),
-    updated_at: view.time(tag.updated_at),
-  }
-}
-
-export function renderAddr(view: View, addr: AddrRow, owner: Owner): Record<string, unknown> {
-  return {
-    id: addr.id,
-    attachable_id: owner.id,
-    attachable_type: owner.type,
-    street: addr.street,
-    zip: addr.zip,
-    city: addr.city,
-    state_code: addr.state_code,
-    country_code: addr.country_code,
-    primary: addr.primary,
-    atype: addr.atype,
-    country_name: addr.country_name,
-    created_at: view.time(addr.created_at),
-    updated_at: view.time(addr.updated_at),
-  }
-}
-
-const DETAIL_TYPES: Record<DetailKind, string> = { tels: 'Tel', emails: 'Email', homepages: 'Homepage' }
-
-export function renderDetail(view: View, detail: DetailRow, owner: Owner): Record<string, unknown> {
-  return {
-    id: detail.id,
-    type: DETAIL_TYPES[detail.kind],
-    attachable_id: owner.id,
-    attachable_type: owner.type,
-    atype: detail.atype,
-    name: detail.name,
-    primary: detail.primary,
-    name_clean: cleanDetail(detail),
-    api_input: detail.api_input,
-    created_at: view.time(detail.created_at),
-    updated_at: view.time(detail.updated_at),
-  }
-}
-
-function cleanDetail(detail: DetailRow): string {
-  if (detail.kind === 'tels') return cleanPhone(detail.name) ?? ''
-  return detail.name.trim().toLowerCase()
-}
-
-/** `0341 12345` → `+4934112345`, the way the upstream normalises German numbers. */
-export function cleanPhone(phone: string | null): string | null {
-  if (!phone) return null
-  const digits = phone.replace(/[^\d+]/g, '')
-  if (digits.startsWith('+')) return digits
-  if (digits.startsWith('00')) return `+${digits.slice(2)}`
-  return digits.startsWith('0') ? `+49${digits.slice(1)}` : digits
-}
-
-export function renderPosition(view: View, position: PositionRow, personId: number): Record<string, unknown> {
-  const company = position.company_id ? view.store.companies.rows.get(position.company_id) : undefined
-  return {
-    id: position.id,
-    account_id: view.accountId,
-    person_id: personId,
-    company_id: position.company_id,
-    company_name: company?.name ?? position.company_name,
-    name: position.name,
-    department: position.department,
-    primary_function: position.primary_function,
-    former: position.former,
-    created_at: view.time(position.created_at),
-    updated_at: view.time(position.updated_at),
-  }
-}
-
-/** The includes people and companies share, added to `record` in place. */
-export function renderReachable(
-  view: View,
-  row: Reachable,
-  owner: Owner,
-  includes: ReadonlySet<string>,
-  record: Record<string, unknown>,
-): void {
-  if (includes.has('tags')) record.tags = (row.tags ?? []).map((tag) => renderTag(view, tag, owner))
-  if (includes.has('avatar')) record.avatar = null
-  for (const kind of ['tels', 'emails', 'homepages'] as const) {
-    if (!includes.has(kind)) continue
-    const details = (row.details ?? []).filter((detail) => detail.kind === kind)
-    record[kind] = details.map((detail) => renderDetail(view, detail, owner))
-  }
-  if (includes.has('addrs')) record.addrs = (row.addrs ?? []).map((addr) => renderAddr(view, addr, owner))
-  if (includes.has('custom_fields')) record.custom_fields = []
-  if (includes.has('connections')) record.connections = []
-}
-
-/** The first detail of a kind (and type), for `flat` payloads. */
-export function firstDetail(row: Reachable, kind: DetailKind, atype?: string): string | null {
-  const detail = row.details?.find((d) => d.kind === kind && (atype === undefined || d.atype === atype))
-  return detail?.name ?? null
-}
-
-export function primaryAddr(row: Reachable): AddrRow | undefined {
-  return row.addrs?.find((addr) => addr.primary) ?? row.addrs?.[0]
 }

@@ -1,13 +1,7 @@
 // Companies: organisations, with the same sub-objects as people.
 import { z } from 'zod'
-import {
-  firstDetail,
-  mergeReachable,
-  primaryAddr,
-  reachableAttributes,
-  renderPosition,
-  renderReachable,
-} from './children.ts'
+import { firstDetail, primaryAddr, renderPosition, renderReachable } from './child-views.ts'
+import { mergeReachable, reachableAttributes } from './children.ts'
 import {
   assignGiven,
   contains,

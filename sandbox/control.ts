@@ -1,10 +1,7 @@
 // Driving the sandbox: fault and behaviour settings, counters, waiting for deliveries, seeding,
 // and changes made as a user of the upstream's own UI would make them (they fire webhooks and
-// spend no rate limit). In-process for tests, and over HTTP under /__sandbox for everyone else.
-import { type Context, Hono } from 'hono'
-import { z } from 'zod'
+// spend no rate limit). In-process for tests; over HTTP under /__sandbox (control-routes.ts).
 import { nowSeconds } from './clock.ts'
-import type { ChildName } from './crm-account.ts'
 import {
   type Behaviour,
   type BehaviourPatch,
@@ -18,16 +15,17 @@ import {
   zeroCounters,
 } from './faults.ts'
 import { renderHook } from './hooks.ts'
-import { type FieldErrors, fieldErrors, idParam, isObject } from './http.ts'
-import type { Actor, Outcome, Plural } from './kind.ts'
-import { renderBooking, renderContact } from './reservation-account.ts'
-import { SEEDED_RESOURCES, type SeedCount, seedRecords } from './seed.ts'
+import type { FieldErrors } from './http.ts'
+import type { Actor, Outcome } from './kind.ts'
+import type { Plural } from './kinds.ts'
+import { type ReservationCollection, type ReservationKind, reservationKinds } from './reservation-kinds.ts'
+import { type SeedCount, seedRecords } from './seed.ts'
 import type { SandboxState } from './state.ts'
 import type { Stamped } from './store.ts'
 
 export type CrmCollection = Plural
-export type ReservationCollection = 'contacts' | 'bookings'
-type Fields = Record<string, unknown>
+export type { ReservationCollection } from './reservation-kinds.ts'
+export type Fields = Record<string, unknown>
 /** A record, tag or address as the API shows it. */
 export type SandboxRecord = { id: number; [key: string]: unknown }
 type Rendered = SandboxRecord
@@ -120,36 +118,34 @@ export function createControl(state: SandboxState) {
 
   const reservationControl = {
     get(collection: ReservationCollection, id: number): Rendered | undefined {
-      const { view } = reservation
-      if (collection === 'contacts') {
-        const row = store.contacts.rows.get(id)
-        return row && (renderContact(view, row, true) as Rendered)
-      }
-      const row = store.bookings.rows.get(id)
-      return row && (renderBooking(view, row) as Rendered)
+      const kind = reservationKinds[collection] as ReservationKind
+      const row = kind.rows(store).rows.get(id)
+      return row && (kind.render(reservation.view, row) as Rendered)
     },
     create(collection: ReservationCollection, fields: Fields, options: { userId?: number } = {}): Rendered {
-      const row: Stamped =
-        collection === 'contacts'
-          ? valid(reservation.createContact(fields), 'contact')
-          : valid(reservation.createBooking(fields, options.userId ?? state.uiUserId), 'booking')
+      const kind = reservationKinds[collection] as ReservationKind
+      const row: Stamped = valid(
+        kind.create(reservation, fields, options.userId ?? state.uiUserId),
+        kind.singular,
+      )
       return reservationControl.get(collection, row.id) as Rendered
     },
     update(collection: ReservationCollection, id: number, fields: Fields): Rendered {
-      if (collection === 'contacts') valid(reservation.updateContact(id, fields), 'contact', id)
-      else valid(reservation.updateBooking(id, fields), 'booking', id)
+      const kind = reservationKinds[collection] as ReservationKind
+      valid(kind.update(reservation, id, fields), kind.singular, id)
       return reservationControl.get(collection, id) as Rendered
     },
     destroy(collection: ReservationCollection, id: number): void {
-      const done = collection === 'contacts' ? reservation.destroyContact(id) : reservation.destroyBooking(id)
-      if (!done) throw notFound(collection, id)
+      if (!reservationKinds[collection].destroy(reservation, id)) throw notFound(collection, id)
     },
     /** Live records; soft-deleted contacts are not live, though still listed. */
     liveIds(collection: ReservationCollection): number[] {
-      const rows = [...store[collection].rows.values()]
+      const rows: Stamped[] = [...reservationKinds[collection].rows(store).rows.values()]
       return rows.filter((row) => !('deleted_at' in row) || row.deleted_at === null).map((row) => row.id)
     },
-    deletedIds: (collection: ReservationCollection): number[] => [...store[collection].deleted.keys()],
+    deletedIds: (collection: ReservationCollection): number[] => [
+      ...reservationKinds[collection].rows(store).deleted.keys(),
+    ],
   }
 
   return {
@@ -187,135 +183,4 @@ export function createControl(state: SandboxState) {
     crm: crmControl,
     reservation: reservationControl,
   }
-}
-
-const size = z.number().int().min(0)
-const seedInput = z.object({
-  count: z.union([size, z.partialRecord(z.enum(SEEDED_RESOURCES), size)]),
-  seed: z.number().int().optional(),
-})
-
-/** The control API over HTTP, under /__sandbox: a path no client of the real services would use. */
-export function controlRoutes(control: SandboxControl): Hono {
-  const app = new Hono()
-  app.onError((error, c) => {
-    if (error instanceof SandboxError)
-      return c.json({ error: error.message, errors: error.errors }, error.status)
-    if (error instanceof z.ZodError)
-      return c.json({ error: 'invalid settings', errors: fieldErrors(error) }, 422)
-    throw error
-  })
-  const body = async (c: Context): Promise<Fields> => {
-    const parsed: unknown = await c.req.json().catch(() => ({}))
-    return isObject(parsed) ? parsed : {}
-  }
-  const idOf = (c: Context, name = 'id') => {
-    const id = idParam(c.req.param(name))
-    if (id === null) throw new SandboxError(404, `no such id: ${c.req.param(name)}`)
-    return id
-  }
-
-  app.get('/faults', (c) => c.json(control.faults()))
-  app.patch('/faults', async (c) => c.json(control.setFaults(await body(c))))
-  app.delete('/faults', (c) => c.json(control.resetFaults()))
-  app.get('/behaviour', (c) => c.json(control.behaviour()))
-  app.patch('/behaviour', async (c) => c.json(control.setBehaviour(await body(c))))
-  app.get('/counters', (c) => c.json(control.counters()))
-  app.delete('/counters', (c) => {
-    control.resetCounters()
-    return c.json(control.counters())
-  })
-  app.post('/deliveries/drain', async (c) => {
-    await control.drainDeliveries()
-    return c.json(control.counters().deliveries)
-  })
-  app.post('/seed', async (c) => {
-    const parsed = seedInput.safeParse(await body(c))
-    if (!parsed.success) throw new SandboxError(422, 'expected {"count": n | {"people": n, ...}, "seed"?: n}')
-    control.seed(parsed.data)
-    return c.json({ seeded: parsed.data.count })
-  })
-
-  const crmCollection = (c: Context): CrmCollection => {
-    const name = c.req.param('collection')
-    const known = ['people', 'companies', 'deals', 'projects', 'tasks']
-    if (!name || !known.includes(name)) throw new SandboxError(404, `no CRM collection ${name}`)
-    return name as CrmCollection
-  }
-  const reservationCollection = (c: Context): ReservationCollection => {
-    const name = c.req.param('collection')
-    if (name !== 'contacts' && name !== 'bookings')
-      throw new SandboxError(404, `no reservation collection ${name}`)
-    return name
-  }
-  const truth = (live: number[], deleted: number[]) => ({ live, deleted })
-
-  app.get('/crm/hooks', (c) => c.json(control.crm.hooks()))
-  app.get('/crm/:collection', (c) => {
-    const collection = crmCollection(c)
-    return c.json(truth(control.crm.liveIds(collection), control.crm.deletedIds(collection)))
-  })
-  app.get('/crm/:collection/:id', (c) => {
-    const record = control.crm.get(crmCollection(c), idOf(c))
-    if (!record) throw new SandboxError(404, 'no such record')
-    return c.json(record)
-  })
-  app.post('/crm/:collection', async (c) => c.json(control.crm.create(crmCollection(c), await body(c)), 201))
-  app.patch('/crm/:collection/:id', async (c) =>
-    c.json(control.crm.update(crmCollection(c), idOf(c), await body(c))),
-  )
-  app.delete('/crm/:collection/:id', (c) => {
-    control.crm.destroy(crmCollection(c), idOf(c))
-    return c.body(null, 204)
-  })
-  for (const child of ['tags', 'addrs'] as ChildName[]) {
-    const path = `/crm/:collection/:id/${child}`
-    const contactCollection = (c: Context) => {
-      const collection = crmCollection(c)
-      if (collection !== 'people' && collection !== 'companies')
-        throw new SandboxError(404, 'no addresses here')
-      return collection
-    }
-    app.post(path, async (c) => {
-      const fields = await body(c)
-      const added =
-        child === 'tags'
-          ? control.crm.addTag(crmCollection(c), idOf(c), String(fields.name ?? ''))
-          : control.crm.addAddress(contactCollection(c), idOf(c), fields)
-      return c.json(added, 201)
-    })
-    app.patch(`${path}/:childId`, async (c) => {
-      const fields = await body(c)
-      if (child === 'tags')
-        control.crm.renameTag(crmCollection(c), idOf(c), idOf(c, 'childId'), String(fields.name))
-      else control.crm.updateAddress(contactCollection(c), idOf(c), idOf(c, 'childId'), fields)
-      return c.body(null, 204)
-    })
-    app.delete(`${path}/:childId`, (c) => {
-      if (child === 'tags') control.crm.removeTag(crmCollection(c), idOf(c), idOf(c, 'childId'))
-      else control.crm.removeAddress(contactCollection(c), idOf(c), idOf(c, 'childId'))
-      return c.body(null, 204)
-    })
-  }
-
-  app.get('/reservation/:collection', (c) => {
-    const collection = reservationCollection(c)
-    return c.json(truth(control.reservation.liveIds(collection), control.reservation.deletedIds(collection)))
-  })
-  app.get('/reservation/:collection/:id', (c) => {
-    const record = control.reservation.get(reservationCollection(c), idOf(c))
-    if (!record) throw new SandboxError(404, 'no such record')
-    return c.json(record)
-  })
-  app.post('/reservation/:collection', async (c) =>
-    c.json(control.reservation.create(reservationCollection(c), await body(c)), 201),
-  )
-  app.patch('/reservation/:collection/:id', async (c) =>
-    c.json(control.reservation.update(reservationCollection(c), idOf(c), await body(c))),
-  )
-  app.delete('/reservation/:collection/:id', (c) => {
-    control.reservation.destroy(reservationCollection(c), idOf(c))
-    return c.body(null, 204)
-  })
-  return app
 }

@@ -1,17 +1,17 @@
 // Changes to the CRM account, whoever makes them (an API client or the control API playing a user
 // of the upstream's UI): validation, timestamps, cascades, and the webhooks every change fires.
 
-import { addrInput, mergeAddrs, mergeTags, renderAddr, renderTag, tagInput } from './children.ts'
+import { renderAddr, renderTag } from './child-views.ts'
+import { addrInput, mergeAddrs, mergeTags, tagInput } from './children.ts'
 import { type Clock, nowSeconds } from './clock.ts'
-import { companies } from './companies.ts'
 import type { DeliveryQueue } from './deliveries.ts'
 import type { Behaviour, Counters } from './faults.ts'
 import { bump } from './faults.ts'
 import { publish } from './hooks.ts'
 import { type FieldErrors, fieldErrors } from './http.ts'
 import type { Ids } from './ids.ts'
-import { type Actor, type Kind, type Outcome, type Plural, parseIncludes, type WriteContext } from './kind.ts'
-import { people } from './people.ts'
+import { type Actor, type Kind, type Outcome, parseIncludes, type WriteContext } from './kind.ts'
+import { crmKinds, type Plural } from './kinds.ts'
 import { linkReferences, relinking, unlinkReferences } from './relations.ts'
 import {
   type AddrRow,
@@ -25,11 +25,10 @@ import {
   type TagRow,
   type WorkRow,
 } from './store.ts'
-import { tasks } from './tasks.ts'
 import type { View } from './view.ts'
-import { deals, projects } from './work.ts'
 
-export const crmKinds: Record<Plural, Kind> = { people, companies, deals, projects, tasks }
+const { people, companies, deals, projects } = crmKinds
+const kindOf = (plural: Plural): Kind => crmKinds[plural]
 
 export type ChildName = 'tags' | 'addrs'
 export type ChildOutcome = { ok: true; child: TagRow | AddrRow } | { ok: false; errors: FieldErrors }
@@ -120,7 +119,7 @@ export function createCrmAccount(deps: CrmAccountDeps) {
     id: number,
     child: ChildName,
   ): { kind: Kind; row: Stamped & Reachable } | null {
-    const kind = crmKinds[plural]
+    const kind = kindOf(plural)
     if (!kind.attachableType || (child === 'addrs' && kind !== people && kind !== companies)) return null
     const row = kind.rows(store).rows.get(id)
     return row ? { kind, row } : null
@@ -128,10 +127,10 @@ export function createCrmAccount(deps: CrmAccountDeps) {
 
   return {
     view,
-    kinds: crmKinds,
+    kinds: crmKinds as { [P in Plural]: Kind },
 
     create(plural: Plural, input: unknown, actor: Actor): Outcome<Stamped> {
-      const kind = crmKinds[plural]
+      const kind = kindOf(plural)
       const limit = deps.behaviour().maxPeople
       if (kind === people && limit !== null && store.people.rows.size >= limit) {
         return { ok: false, status: 507, errors: { base: ['no contact storage left'] } }
@@ -146,7 +145,7 @@ export function createCrmAccount(deps: CrmAccountDeps) {
 
     /** Null when there is no such record. */
     update(plural: Plural, id: number, input: unknown, actor: Actor): Outcome<Stamped> | null {
-      const kind = crmKinds[plural]
+      const kind = kindOf(plural)
       const row = kind.rows(store).rows.get(id)
       if (!row) return null
       const outcome = relinking(store, plural, row, () => kind.update(row, input, context(actor)))
@@ -157,7 +156,7 @@ export function createCrmAccount(deps: CrmAccountDeps) {
     },
 
     destroy(plural: Plural, id: number, actor: Actor): boolean {
-      const kind = crmKinds[plural]
+      const kind = kindOf(plural)
       const row = kind.rows(store).rows.get(id)
       if (!row) return false
       const now = nowSeconds(deps.clock)
@@ -181,7 +180,7 @@ export function createCrmAccount(deps: CrmAccountDeps) {
     },
 
     renderChild(plural: Plural, id: number, child: TagRow | AddrRow): Record<string, unknown> {
-      const type = crmKinds[plural].attachableType ?? 'Person'
+      const type = kindOf(plural).attachableType ?? 'Person'
       return 'name' in child ? renderTag(view, child, { id, type }) : renderAddr(view, child, { id, type })
     },
 

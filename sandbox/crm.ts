@@ -1,18 +1,20 @@
 // The CRM service over HTTP: /api/<objects>(.json), records wrapped under their singular name.
+// Routes are registered per entry of the table of kinds (kinds.ts); a record's sub-objects are in
+// crm-child-routes.ts, the webhook registry in crm-hook-routes.ts.
 import { type Context, Hono } from 'hono'
 import { getPath } from 'hono/utils/url'
-import { type Clock, nowSeconds } from './clock.ts'
-import type { ChildName, CrmAccount } from './crm-account.ts'
+import type { Clock } from './clock.ts'
+import type { CrmAccount } from './crm-account.ts'
+import { childRoutes } from './crm-child-routes.ts'
+import { hookRoutes } from './crm-hook-routes.ts'
 import { apiGate, type GateOptions } from './gate.ts'
-import { hookInput, renderHook } from './hooks.ts'
 import {
+  capitalised,
   emptyOk,
-  fieldErrors,
+  ID,
   idParam,
-  isObject,
   notFound,
   paramMissing,
-  readJson,
   readWrapped,
   unprocessable,
 } from './http.ts'
@@ -27,7 +29,7 @@ import {
   renderUser,
 } from './kind.ts'
 import { matchesFilters, pageOf, parseFilters, parseOrder, parsePaging, sortedRows } from './listing.ts'
-import { type HookRow, insert, remove, type Stamped, type Store, type Tagged } from './store.ts'
+import type { Stamped, Store, Tagged } from './store.ts'
 import { utcView } from './view.ts'
 
 export interface CrmAppOptions {
@@ -42,10 +44,8 @@ export interface CrmAppOptions {
 }
 
 const DEFAULT_PERPAGE = 25
-const ID = ':id{[0-9]+}'
 /** `.json` is optional on every path. */
 const withoutJsonSuffix = (request: Request) => getPath(request).replace(/\.json$/, '')
-const capitalised = (word: string) => word.charAt(0).toUpperCase() + word.slice(1)
 
 /** The key as the real CRM takes it: `apikey` query parameter or `X-apikey` header. */
 function presentedKey(c: Context): string | undefined {
@@ -172,57 +172,7 @@ export function createCrmApp(options: CrmAppOptions): Hono {
       const own = rows.filter((task) => task.attachable_type === type && task.attachable_id === id)
       return respondPage(c, account.kinds.tasks, own)
     })
-    const childNames: ChildName[] =
-      kind.plural === 'people' || kind.plural === 'companies' ? ['tags', 'addrs'] : ['tags']
-    for (const child of childNames) childRoutes(kind, child)
-    if (childNames.length === 2) {
-      app.get(`${base}/${ID}/contact_details`, (c) => {
-        const row = kind.rows(store).rows.get(Number(c.req.param('id')))
-        if (!row) return missing(c)
-        const record = kind.render(view, row, new Set(['tels', 'emails', 'homepages']))
-        const wrapped = (key: string, singular: string) =>
-          ((record[key] ?? []) as unknown[]).map((detail) => ({ [singular]: detail }))
-        return c.json([
-          ...wrapped('tels', 'tel'),
-          ...wrapped('emails', 'email'),
-          ...wrapped('homepages', 'homepage'),
-        ])
-      })
-    }
-  }
-
-  function childRoutes(kind: Kind, child: ChildName): void {
-    const path = `/api/${kind.plural}/${ID}/${child}`
-    const singular = child === 'tags' ? 'tag' : 'addr'
-    const parentId = (c: Context) => Number(c.req.param('id'))
-    const childId = (c: Context) => Number(c.req.param('childId'))
-    const missing = (c: Context) => notFound(c, `${capitalised(singular)}`)
-    app.get(path, (c) => {
-      const list = account.children(kind.plural, parentId(c), child)
-      return list ? c.json(list.map((item) => ({ [singular]: item }))) : missing(c)
-    })
-    app.get(`${path}/:childId{[0-9]+}`, (c) => {
-      const item = account.children(kind.plural, parentId(c), child)?.find((i) => i.id === childId(c))
-      return item ? c.json({ [singular]: item }) : missing(c)
-    })
-    app.post(path, async (c) => {
-      const read = await readWrapped(c, singular)
-      if (!read.ok) return read.response
-      const outcome = account.addChild(kind.plural, parentId(c), child, read.body, actor)
-      if (!outcome) return missing(c)
-      if (!outcome.ok) return unprocessable(c, outcome.errors)
-      return c.json({ [singular]: account.renderChild(kind.plural, parentId(c), outcome.child) }, 201)
-    })
-    app.on(['PUT', 'PATCH'], `${path}/:childId{[0-9]+}`, async (c) => {
-      const read = await readWrapped(c, singular)
-      if (!read.ok) return read.response
-      const outcome = account.updateChild(kind.plural, parentId(c), child, childId(c), read.body, actor)
-      if (!outcome) return missing(c)
-      return outcome.ok ? emptyOk() : unprocessable(c, outcome.errors)
-    })
-    app.delete(`${path}/:childId{[0-9]+}`, (c) =>
-      account.removeChild(kind.plural, parentId(c), child, childId(c), actor) ? emptyOk() : missing(c),
-    )
+    childRoutes(app, { account, store, actor }, kind)
   }
 
   hookRoutes(app, options)
@@ -256,61 +206,4 @@ export function createCrmApp(options: CrmAppOptions): Hono {
   })
   app.get('/api/check_connection', (c) => c.json({ success: true }))
   return app
-}
-
-function hookRoutes(app: Hono, options: CrmAppOptions): void {
-  const { store, account } = options
-  const { view } = account
-  const missing = (c: Context) => notFound(c, `Hook with 'id'=${c.req.param('id')}`)
-  const hookOf = (c: Context) => store.hooks.rows.get(Number(c.req.param('id')))
-  /** The fields, wrapped under `hook` or bare: the spec does not say which. */
-  const fieldsOf = (body: unknown) => (isObject(body) && isObject(body.hook) ? body.hook : body)
-
-  app.get('/api/hooks', (c) =>
-    c.json([...store.hooks.rows.values()].map((hook) => ({ hook: renderHook(view, hook) }))),
-  )
-  app.get(`/api/hooks/${ID}`, (c) => {
-    const hook = hookOf(c)
-    return hook ? c.json({ hook: renderHook(view, hook) }) : missing(c)
-  })
-  app.post('/api/hooks', async (c) => {
-    const read = await readJson(c)
-    if (!read.ok) return read.response
-    const fields = fieldsOf(read.body)
-    const parsed = hookInput.safeParse(fields)
-    if (!parsed.success) return unprocessable(c, fieldErrors(parsed.error, fields))
-    const now = nowSeconds(options.clock)
-    const hook: HookRow = {
-      id: options.ids.next('hook'),
-      ...parsed.data,
-      includes: parsed.data.includes ?? null,
-      filter_group_id: parsed.data.filter_group_id ?? null,
-      verified: false,
-      failed: 0,
-      failed_at: null,
-      created_at: now,
-      updated_at: now,
-    }
-    insert(store.hooks, hook)
-    return c.json({ hook: renderHook(view, hook) }, 201)
-  })
-  app.on(['PUT', 'PATCH'], `/api/hooks/${ID}`, async (c) => {
-    const hook = hookOf(c)
-    if (!hook) return missing(c)
-    const read = await readJson(c)
-    if (!read.ok) return read.response
-    const fields = fieldsOf(read.body)
-    const parsed = hookInput.partial().safeParse(fields)
-    if (!parsed.success) return unprocessable(c, fieldErrors(parsed.error, fields))
-    for (const [key, value] of Object.entries(parsed.data)) {
-      if (value !== undefined) Object.assign(hook, { [key]: value })
-    }
-    hook.updated_at = nowSeconds(options.clock)
-    return emptyOk()
-  })
-  app.delete(`/api/hooks/${ID}`, (c) => {
-    if (!hookOf(c)) return missing(c)
-    remove(store.hooks, Number(c.req.param('id')), nowSeconds(options.clock))
-    return emptyOk()
-  })
 }

@@ -1,15 +1,17 @@
 // Webhooks: the registry behind /api/hooks and the four payload shapes of a delivery.
 import { z } from 'zod'
+import { WEBHOOK_EVENTS, WEBHOOK_MODELS, type WebhookModel } from '../src/resources/index.ts'
 import type { DeliveryQueue } from './deliveries.ts'
 import type { HookModel, HookRow, Store } from './store.ts'
 import type { View } from './view.ts'
 
-export const HOOK_MODELS = ['person', 'company', 'deal', 'project'] as const
+/** The models of the resource table's webhooks: those the upstream takes hooks for. */
+export const HOOK_MODELS = WEBHOOK_MODELS as readonly [WebhookModel, ...WebhookModel[]]
 const lowerCase = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value)
 
 export const hookInput = z.object({
   model: z.preprocess(lowerCase, z.enum(HOOK_MODELS)),
-  event: z.preprocess(lowerCase, z.enum(['create', 'update', 'destroy'])),
+  event: z.preprocess(lowerCase, z.enum(WEBHOOK_EVENTS)),
   target_url: z
     .string()
     .max(190, 'is too long (maximum is 190 characters)')
@@ -39,7 +41,7 @@ export function renderHook(view: View, hook: HookRow): Record<string, unknown> {
   }
 }
 
-/** A create, update or destroy of a person, company, deal or project, as its hooks see it. */
+/** A create, update or destroy of a record of a hooked kind, as its hooks see it. */
 export interface Change {
   model: HookModel
   event: 'create' | 'update' | 'destroy'

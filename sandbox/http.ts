@@ -78,3 +78,8 @@ export function idParam(value: string | undefined): number | null {
   if (!value || !/^\d{1,15}$/.test(value)) return null
   return Number(value)
 }
+
+/** A numeric `:id` path segment. */
+export const ID = ':id{[0-9]+}'
+
+export const capitalised = (word: string) => word.charAt(0).toUpperCase() + word.slice(1)

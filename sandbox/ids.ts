@@ -18,7 +18,15 @@ const BASES = {
   booking: 2_200_000,
 } as const
 
-export type IdKind = keyof typeof BASES
+/** A kind of id; one without a base of its own (a plain kind's wrapper) gets one from its name. */
+export type IdKind = keyof typeof BASES | (string & {})
+
+function baseOf(kind: IdKind): number {
+  if (Object.hasOwn(BASES, kind)) return BASES[kind as keyof typeof BASES]
+  let hash = 0
+  for (const char of kind) hash = (hash * 31 + (char.codePointAt(0) ?? 0)) % 1000
+  return (1 + hash) * 100_000
+}
 
 export interface Ids {
   next(kind: IdKind): number
@@ -30,7 +38,7 @@ export function createIds(seed: number): Ids {
   const last = new Map<IdKind, number>()
   return {
     next(kind) {
-      const previous = last.get(kind) ?? BASES[kind] + random.int(0, 99_999)
+      const previous = last.get(kind) ?? baseOf(kind) + random.int(0, 99_999)
       const id = previous + random.int(1, 37)
       last.set(kind, id)
       return id

@@ -1,13 +1,19 @@
-// What the CRM's routes, writes and webhooks need to know about one main resource (people,
-// companies, deals, projects, tasks). One entry per resource, so routes are registered in a loop.
+// What the CRM's routes, writes and webhooks need to know about one main resource: the shape of an
+// entry of the table of kinds (kinds.ts), so routes are registered in a loop.
 import { z } from 'zod'
 import { parseTimestamp } from './clock.ts'
 import { type FieldErrors, fieldErrors } from './http.ts'
 import type { Ids } from './ids.ts'
-import type { AttachableType, Collection, HookModel, Stamped, Store, UserRow } from './store.ts'
+import type { Plural } from './kinds.ts'
+import type { Generation } from './seeding.ts'
+import type { Collection, HookModel, Stamped, Store, UserRow } from './store.ts'
 import type { View } from './view.ts'
 
-export type Plural = 'people' | 'companies' | 'deals' | 'projects' | 'tasks'
+export type { Plural } from './kinds.ts'
+
+/** What tasks (and tags, addresses) attach to. */
+export const ATTACHABLE_TYPES = ['Person', 'Company', 'Deal', 'Project'] as const
+export type AttachableType = (typeof ATTACHABLE_TYPES)[number]
 
 /** Who makes a change: a user in the upstream's UI, or the owner of the API key. */
 export interface Actor {
@@ -53,6 +59,8 @@ export interface Kind<R extends Stamped = Stamped> {
   create(input: unknown, context: WriteContext): Outcome<R>
   /** Validates, then changes the row in place (nothing changes when invalid). */
   update(row: R, input: unknown, context: WriteContext): Outcome<R>
+  /** Generates `count` records; the kinds of seed-crm.ts are generated there, together. */
+  seed?(generation: Generation): void
 }
 
 export function invalid<R>(errors: FieldErrors | z.ZodError, input?: unknown): Outcome<R> {

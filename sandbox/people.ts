@@ -1,15 +1,7 @@
 // People: the CRM's contacts. Shaped exactly like the person example in upstream-facts.md.
 import { z } from 'zod'
-import {
-  firstDetail,
-  mergePositions,
-  mergeReachable,
-  positionsAttributes,
-  primaryAddr,
-  reachableAttributes,
-  renderPosition,
-  renderReachable,
-} from './children.ts'
+import { firstDetail, primaryAddr, renderPosition, renderReachable } from './child-views.ts'
+import { mergePositions, mergeReachable, positionsAttributes, reachableAttributes } from './children.ts'
 import { renderCompany } from './companies.ts'
 import {
   assignGiven,

@@ -1,7 +1,7 @@
 // Contacts and bookings of the reservation account: input schemas, payloads (bare, not wrapped)
 // and changes. The service sends no webhooks: clients poll, and see deletions only as absences.
 import { z } from 'zod'
-import { cleanPhone } from './children.ts'
+import { cleanPhone } from './child-views.ts'
 import { type Clock, nowSeconds } from './clock.ts'
 import type { Behaviour, Counters } from './faults.ts'
 import { bump } from './faults.ts'

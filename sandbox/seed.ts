@@ -1,6 +1,7 @@
 // Deterministic test data: the same seed number and count give the same records with the same ids.
 // Written straight into the store (no webhooks, no validation) so 200,000 people take seconds.
 import type { Ids } from './ids.ts'
+import { crmKinds } from './kinds.ts'
 import { createRandom } from './random.ts'
 import { seedCrm } from './seed-crm.ts'
 import { seedReservations } from './seed-reservations.ts'
@@ -39,4 +40,5 @@ export function seedRecords(store: Store, ids: Ids, options: SeedOptions): void 
   }
   seedCrm(generation)
   seedReservations(generation)
+  for (const kind of Object.values(crmKinds)) kind.seed?.(generation)
 }

@@ -1,18 +1,16 @@
 // What the seed generators share: the options, the counts per resource, and timestamps in bursts.
 import type { Ids } from './ids.ts'
+import { PLURALS, type Plural } from './kinds.ts'
 import type { Random } from './random.ts'
+import { RESERVATION_COLLECTIONS, type ReservationCollection } from './reservation-kinds.ts'
 import type { Store } from './store.ts'
 
-export const SEEDED_RESOURCES = [
-  'people',
-  'companies',
-  'deals',
-  'projects',
-  'tasks',
-  'contacts',
-  'bookings',
-] as const
-export type SeededResource = (typeof SEEDED_RESOURCES)[number]
+/** Every kind of both services, by its collection name (`people`, `contacts`). */
+export type SeededResource = Plural | ReservationCollection
+export const SEEDED_RESOURCES = [...PLURALS, ...RESERVATION_COLLECTIONS] as [
+  SeededResource,
+  ...SeededResource[],
+]
 /** Records of each resource, or per resource (those not named get none). */
 export type SeedCount = number | Partial<Record<SeededResource, number>>
 

@@ -1,6 +1,9 @@
 // The sandbox's ground truth, in memory. Rows hold what the upstream stores (timestamps as epoch
 // seconds, children as optional arrays); the renderers turn them into the upstream's payloads.
 // Plain objects in Maps keep 200,000 people within a benchmark's memory.
+import type { WebhookModel } from '../src/resources/index.ts'
+import { ATTACHABLE_TYPES, type AttachableType } from './kind.ts'
+import { type KindRow, PLURALS, type Plural } from './kinds.ts'
 
 export interface Stamped {
   id: number
@@ -38,8 +41,9 @@ export function remove(from: Collection<{ id: number }>, id: number, at: number)
 
 // ---- CRM -------------------------------------------------------------------------------------
 
-export type HookModel = 'person' | 'company' | 'deal' | 'project'
-export type AttachableType = 'Person' | 'Company' | 'Deal' | 'Project'
+/** The models the CRM sends webhooks for: those of the resource table. */
+export type HookModel = WebhookModel
+export type { AttachableType } from './kind.ts'
 
 export interface TagRow extends Stamped {
   name: string
@@ -210,12 +214,10 @@ export interface BookingRow extends Stamped {
   webform: boolean
 }
 
-export interface Store {
-  people: Collection<PersonRow>
-  companies: Collection<CompanyRow>
-  deals: Collection<DealRow>
-  projects: Collection<ProjectRow>
-  tasks: Collection<TaskRow>
+/** A collection per entry of the table of kinds (kinds.ts), under its plural. */
+export type KindCollections = { [P in Plural]: Collection<KindRow<P>> }
+
+export interface Store extends KindCollections {
   users: Collection<UserRow>
   hooks: Collection<HookRow>
   contacts: Collection<ContactRow>
@@ -236,12 +238,9 @@ export interface Store {
 }
 
 export function createStore(): Store {
+  const kinds = Object.fromEntries(PLURALS.map((plural) => [plural, collection()])) as KindCollections
   return {
-    people: collection(),
-    companies: collection(),
-    deals: collection(),
-    projects: collection(),
-    tasks: collection(),
+    ...kinds,
     users: collection(),
     hooks: collection(),
     contacts: collection(),
@@ -251,7 +250,7 @@ export function createStore(): Store {
     projectsOfPerson: new Map(),
     dealsOfCompany: new Map(),
     projectsOfCompany: new Map(),
-    tasksOf: { Person: new Map(), Company: new Map(), Deal: new Map(), Project: new Map() },
+    tasksOf: Object.fromEntries(ATTACHABLE_TYPES.map((type) => [type, new Map()])) as Store['tasksOf'],
     bookingsOfContact: new Map(),
   }
 }

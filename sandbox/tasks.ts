@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { renderCompany } from './companies.ts'
 import type { FieldErrors } from './http.ts'
 import {
+  ATTACHABLE_TYPES,
   assignGiven,
   contains,
   flag,
@@ -21,7 +22,6 @@ import type { AttachableType, TaskRow } from './store.ts'
 import type { View } from './view.ts'
 
 export const BADGES = ['task', 'call', 'meeting', 'email', 'preparation', 'other'] as const
-const ATTACHABLE_TYPES = ['Person', 'Company', 'Deal', 'Project'] as const
 
 const fields = {
   attachable_id: id.nullable().optional(),

@@ -1,6 +1,6 @@
 // Deals and projects: they share tags, the customer-side people and a company.
 import { z } from 'zod'
-import { renderTag } from './children.ts'
+import { renderTag } from './child-views.ts'
 import { renderCompany } from './companies.ts'
 import type { FieldErrors } from './http.ts'
 import {

@@ -1,28 +1,63 @@
 // `npm run demo` on a machine with nothing configured: a small seed, a short stream of changes under
 // faults; it must converge, print its summary and example queries, exit 0 and leave nothing behind.
-import { spawn } from 'node:child_process'
+// Nor may it leave its temporary folder (the embedded cluster) behind when it fails or is stopped
+// by Ctrl-C or SIGTERM.
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const running = new Set<ChildProcess>()
 
-function demo(args: string[]) {
-  // Nothing of the developer's environment: no CRM_*, no DATABASE_URL.
+// A test that fails or times out must not leave its demo running: two Ctrl-Cs end it at once (its
+// exit hooks still remove the folder and stop PostgreSQL).
+afterEach(async () => {
+  for (const child of running) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      process.kill(-(child.pid as number), 'SIGINT')
+      process.kill(-(child.pid as number), 'SIGINT')
+      await exited
+    }
+  }
+  running.clear()
+})
+
+function start(args: string[]) {
+  // Nothing of the developer's environment: no CRM_*, no DATABASE_URL. A process group of its own,
+  // as a terminal's foreground job: Ctrl-C signals the whole group.
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }
-  const child = spawn(process.execPath, ['demo/main.ts', ...args], { cwd: ROOT, env })
-  let stdout = ''
-  let stderr = ''
+  const child = spawn(process.execPath, ['demo/main.ts', ...args], { cwd: ROOT, env, detached: true })
+  running.add(child)
+  const output = { stdout: '', stderr: '' }
   child.stdout.on('data', (chunk) => {
-    stdout += chunk
+    output.stdout += chunk
   })
   child.stderr.on('data', (chunk) => {
-    stderr += chunk
+    output.stderr += chunk
   })
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, ...output })),
   )
+  /**
+   * The match once stdout matches `pattern` (its `input`: stdout so far); null if the demo exits
+   * first or `timeoutMs` passes.
+   */
+  const printed = async (pattern: RegExp, timeoutMs = 60_000) => {
+    const deadline = Date.now() + timeoutMs
+    while (!pattern.test(output.stdout) && child.exitCode === null && child.signalCode === null) {
+      if (Date.now() > deadline) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    return pattern.exec(output.stdout)
+  }
+  return { child, exited, printed }
 }
+
+const demo = (args: string[]) => start(args).exited
+const folderOf = (stdout: string) => /embedded PostgreSQL in (\S+)/.exec(stdout)?.[1]
 
 describe('npm run demo', () => {
   it('converges after changes under faults, prints the summary, exits 0 and cleans up', async () => {
@@ -51,9 +86,58 @@ describe('npm run demo', () => {
       expect(stdout).toContain(query)
     }
     expect(stdout).toMatch(/^current_state\s+deals\s+value$/m)
-    const folder = /embedded PostgreSQL in (\S+)/.exec(stdout)?.[1]
+    const folder = folderOf(stdout)
     expect(folder && existsSync(folder)).toBe(false)
   }, 180_000)
+
+  it("removes its temporary folder when it fails, keeping only crm-sync's log", async () => {
+    // 6,000 records of each resource take the first sync well over the shortest timeout (10 s): at
+    // most 50 CRM requests in 10 s, 250 records a page.
+    const { code, stdout, stderr } = await demo(['--seed', '6000', '--timeout', '10'])
+    expect(code, `${stdout}\n${stderr}`).toBe(1)
+    expect(stderr).toContain('the mirror did not match the sandbox within 10 s')
+    const folder = folderOf(stdout)
+    expect(folder).toBeDefined()
+    expect(existsSync(folder as string)).toBe(false)
+    const log = /crm-sync's log is kept in (\S+)/.exec(stderr)?.[1]
+    expect(log).toBe(`${folder}.log`)
+    expect(existsSync(log as string)).toBe(true)
+    await rm(log as string)
+  }, 180_000)
+
+  for (const [signal, exitCode] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    it(`removes its temporary folder when stopped by ${signal} during the changes`, async () => {
+      const demo = start(['--seed', '20', '--changes', '1000', '--seconds', '100'])
+      const shown = await demo.printed(/^1000 changes in 100 s/m)
+      expect(shown, 'the demo did not reach its changes').not.toBeNull()
+      const folder = folderOf(shown?.input ?? '')
+      expect(folder && existsSync(folder)).toBe(true)
+      process.kill(-(demo.child.pid as number), signal)
+      const { code, stdout, stderr } = await demo.exited
+      expect(code, `${stdout}\n${stderr}`).toBe(exitCode)
+      expect(existsSync(folder as string)).toBe(false)
+      expect(stderr).toBe('')
+    }, 120_000)
+  }
+
+  it('removes its temporary folder when a second Ctrl-C cuts the orderly stop short', async () => {
+    const demo = start(['--seed', '20', '--changes', '1000', '--seconds', '100'])
+    const shown = await demo.printed(/^1000 changes in 100 s/m)
+    expect(shown, 'the demo did not reach its changes').not.toBeNull()
+    const folder = folderOf(shown?.input ?? '')
+    expect(folder && existsSync(folder)).toBe(true)
+    process.kill(-(demo.child.pid as number), 'SIGINT')
+    // Apart: two signals pending at once are delivered as one.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    process.kill(-(demo.child.pid as number), 'SIGINT')
+    const { code, stdout, stderr } = await demo.exited
+    expect(code, `${stdout}\n${stderr}`).toBe(130)
+    expect(stderr).toContain('crm-sync demo: stopped at once')
+    expect(existsSync(folder as string)).toBe(false)
+  }, 120_000)
 
   it('explains itself with --help and refuses a bad option', async () => {
     const help = await demo(['--help'])

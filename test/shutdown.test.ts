@@ -1,9 +1,12 @@
-// SIGTERM while deliveries pour in: every delivery that was answered 2xx is in the inbox (the row is
-// its job: accepted until a worker applies it), and a restarted engine applies all of them. Nothing
-// acknowledged is lost.
+// SIGTERM while deliveries pour in: at the signal, deliveries are posted and not yet answered and the
+// engine holds work not yet done (inbox rows to apply, refreshes queued or running). Every delivery
+// that was answered 2xx is in the inbox (the row is its job: accepted until a worker applies it), and
+// a restarted engine applies all of them. Nothing acknowledged is lost.
+
 import { chmod, mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../sandbox/index.ts'
 import { webhookPath } from '../src/receiver/app.ts'
@@ -50,19 +53,29 @@ describe('graceful shutdown', () => {
     const acknowledged: number[] = []
     let refused = 0
     let sent = 0
+    /** Posted and not yet answered. */
+    let inFlight = 0
+    let signalled = false
+    /** Posted before the signal, answered 200 after it. */
+    let acknowledgedAcrossSignal = 0
     const post = async () => {
       const id = ids[sent++ % ids.length]
+      const postedBeforeSignal = !signalled
+      inFlight++
       try {
         const response = await fetch(`http://127.0.0.1:${port}${webhookPath(SECRET, 'person', 'update')}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'person', event: 'update', record_id: id }),
         })
-        if (response.status === 200)
+        if (response.status === 200) {
           acknowledged.push(((await response.json()) as { inbox_id: number }).inbox_id)
-        else await response.body?.cancel()
+          if (postedBeforeSignal && signalled) acknowledgedAcrossSignal++
+        } else await response.body?.cancel()
       } catch {
         refused++
+      } finally {
+        inFlight--
       }
     }
     // 8 senders; SIGTERM after 200 acknowledgements; they go on until the server refuses them.
@@ -70,11 +83,20 @@ describe('graceful shutdown', () => {
       while (refused < 20 && sent < 5000) await post()
     })
     await waitFor(async () => (acknowledged.length >= 200 ? true : undefined), 30_000, '200 acknowledgements')
+    const { db } = database
+    // Work under way at the signal: deliveries not yet applied, refreshes queued or running (their
+    // records keep receiving deliveries, so they wait for a quiet moment that does not come).
+    const { rows: open } = await sql<{ inbox: number; refreshes: number }>`
+      select (select count(*)::int from sync.inbox where status = 'accepted') as inbox,
+        (select count(*)::int from pgboss.job where name = 'record-refresh'
+         and state in ('created', 'retry', 'active')) as refreshes`.execute(db)
+    const inFlightAtSignal = inFlight
+    signalled = true
     first.child.kill('SIGTERM')
+    expect(inFlightAtSignal, 'deliveries posted and not yet answered at the signal').toBeGreaterThan(0)
+    expect(open[0]?.refreshes, 'refreshes queued or running at the signal').toBeGreaterThan(0)
     expect(await first.exited).toBe(0)
     await Promise.all(senders)
-
-    const { db } = database
     const rows = await db
       .selectFrom('sync.inbox')
       .select(['id', 'status'])
@@ -102,7 +124,9 @@ describe('graceful shutdown', () => {
       'every acknowledged delivery applied',
     )
     console.log(
-      `shutdown: ${acknowledged.length} acknowledged, ${unapplied.length} left for the restart, ${refused} refused`,
+      `shutdown: ${acknowledged.length} acknowledged (${acknowledgedAcrossSignal} posted before the signal and answered after it), ` +
+        `${inFlightAtSignal} in flight and ${open[0]?.inbox} inbox rows and ${open[0]?.refreshes} refreshes open at the signal, ` +
+        `${unapplied.length} left for the restart, ${refused} refused`,
     )
   }, 120_000)
 })

@@ -183,5 +183,27 @@ export const users = resource({
   dependants: [],
 })
 
+export const customFieldTypes = resource({
+  name: 'crm.custom_field_types',
+  service: 'crm',
+  path: 'custom_fields_types',
+  wrapper: 'custom_fields_type',
+  includes: [],
+  webhookModel: null,
+  columns: {
+    id: bigint,
+    position: integer,
+    category: text,
+    name: text,
+    created_at: timestamptz,
+    updated_at: timestamptz,
+  },
+  children: [],
+  softDeleteKey: null,
+  // Only the index is known (upstream-facts.md); a type missing from a complete walk is deleted.
+  routes: { show: false, count: false },
+  dependants: [],
+})
+
 /** The CRM's part of the resource table, in the order sweeps and status list them. */
-export const crmResources = [people, companies, deals, projects, tasks, users] as const
+export const crmResources = [people, companies, deals, projects, tasks, users, customFieldTypes] as const

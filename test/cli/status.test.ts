@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { freePort } from '../../src/store/free-port.ts'
+import { resourceNames } from '../../src/resources/index.ts'
 import { readRuns } from '../../src/store/runs.ts'
 import type { Status } from '../../src/sync/engine-status.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
@@ -59,7 +60,7 @@ describe('crm-sync status --json', () => {
     const { code, stdout } = await cli(['status', '--json'], env, cwd)
     expect(code).toBe(0)
     const status = JSON.parse(stdout) as StatusJson
-    expect(status.resources.map((resource) => resource.resource)).toHaveLength(8)
+    expect(status.resources.map((resource) => resource.resource)).toEqual(resourceNames)
     expect(status.resources.find((resource) => resource.resource === 'crm.people')).toMatchObject({
       live_rows: 20,
       remote_count: 20,
@@ -94,7 +95,7 @@ describe('crm-sync status --json', () => {
     const status = JSON.parse(stdout) as StatusJson
     expect(status.hooks).toBeNull()
     expect(status.hooks_error).toBeTruthy()
-    expect(status.resources).toHaveLength(8)
+    expect(status.resources).toHaveLength(resourceNames.length)
   })
 })
 
@@ -133,7 +134,9 @@ describe('with the embedded database of a running crm-sync', () => {
       const { code, stdout, stderr } = await cli(['status', '--json', '--no-hooks'], crm, folder)
       expect(stderr).toBe('')
       expect(code).toBe(0)
-      expect((JSON.parse(stdout) as StatusJson).resources).toHaveLength(6) // reservation sync is off
+      expect((JSON.parse(stdout) as StatusJson).resources.map((r) => r.resource)).toEqual(
+        resourceNames.filter((name) => name.startsWith('crm.')), // reservation sync is off
+      )
     } finally {
       service.child.kill('SIGTERM')
       expect(await service.exited).toBe(0)

@@ -165,12 +165,16 @@ describe('CRM records', () => {
 })
 
 describe('CRM index pages', () => {
-  it('pages with perpage (default 25, at most 500) and page', async () => {
-    const { crm } = await harness({ seedSize: { people: 530 } })
+  it('pages with perpage (default 25, at most 250 unless set higher) and page', async () => {
+    const { sandbox, crm } = await harness({ seedSize: { people: 530 } })
     expect((await crm.get('people')).body).toHaveLength(25)
+    expect((await crm.get('people', { perpage: 1000 })).body).toHaveLength(250)
+    expect((await crm.get('people', { perpage: 500, page: 3 })).body).toHaveLength(30)
+    expect((await crm.get('people', { perpage: 500, page: 4 })).body).toEqual([])
+    // the document's 500, as a variant named
+    sandbox.control.setBehaviour({ maxPerpage: 500 })
     expect((await crm.get('people', { perpage: 1000 })).body).toHaveLength(500)
     expect((await crm.get('people', { perpage: 500, page: 2 })).body).toHaveLength(30)
-    expect((await crm.get('people', { perpage: 500, page: 3 })).body).toEqual([])
     const ids = new Set<number>()
     for (let page = 1; page <= 6; page++) {
       for (const { person } of (await crm.get('people', { perpage: 100, page })).body) ids.add(person.id)

@@ -138,10 +138,10 @@ describe('control API over HTTP', () => {
     const behaviour = await h.crm.raw('/__sandbox/behaviour', {
       method: 'PATCH',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ maxPerpage: 250 }),
+      body: JSON.stringify({ maxPerpage: 500 }),
     })
     expect(behaviour.body).toMatchObject({
-      maxPerpage: 250,
+      maxPerpage: 500,
       crmRateLimit: { requests: 50, windowSeconds: 10 },
     })
   })

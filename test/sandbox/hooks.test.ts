@@ -127,8 +127,9 @@ describe('deliveries', () => {
     ])
   })
 
-  it("bumps the parent's updated_at and sends its update when a tag or address changes", async () => {
-    const h = await harness()
+  it("bumps the parent's updated_at and sends its update when a tag or address changes, if set to", async () => {
+    // the kinder variant, named: by default a sub-object change leaves its parent alone
+    const h = await harness({ behaviour: { childChangesTouchParent: true } })
     const target = await receiver()
     await addHook(h, {
       model: 'person',
@@ -161,8 +162,8 @@ describe('deliveries', () => {
     ])
   })
 
-  it('leaves the parent alone when sub-object changes are set not to touch it', async () => {
-    const h = await harness({ behaviour: { childChangesTouchParent: false } })
+  it('leaves the parent alone when a sub-object changes, by default', async () => {
+    const h = await harness()
     const target = await receiver()
     await addHook(h, { model: 'person', event: 'update', target_url: target.url, object_type: 'lean' })
     const person = h.sandbox.control.crm.create('people', { name: 'Mustermann' })
@@ -200,8 +201,9 @@ describe('deliveries', () => {
     expect(h.sandbox.control.crm.deletedIds('projects')).toEqual([project.id])
   })
 
-  it('detaches what referred to a destroyed record, sending their updates, and removes its tasks', async () => {
-    const h = await harness()
+  it('detaches what referred to a destroyed record, sending their updates if set to, and removes its tasks', async () => {
+    // detaching is a change of the kind sub-object changes are: updates are sent only in the kinder variant
+    const h = await harness({ behaviour: { childChangesTouchParent: true } })
     const target = await receiver()
     for (const model of ['person', 'deal']) {
       await addHook(h, { model, event: 'update', target_url: `${target.url}/${model}`, object_type: 'lean' })

@@ -34,7 +34,11 @@ export function runCli(
   return { child, output: () => output, exited }
 }
 
-/** Polls until `probe` returns a value, or fails after `timeoutMs`. */
+/**
+ * Polls until `probe` returns a value, or fails after `timeoutMs`. A probe may throw (an assertion that
+ * does not hold yet): on timeout the last error it threw is in the message and is the error's `cause`,
+ * so a timeout says what differed. A probe that only returns `undefined` says nothing: assert instead.
+ */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined>,
   timeoutMs: number,
@@ -42,16 +46,23 @@ export async function waitFor<T>(
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let lastError: unknown
+  let threwLast = false
   while (Date.now() < deadline) {
     try {
       const value = await probe()
       if (value !== undefined) return value
+      threwLast = false
     } catch (error) {
       lastError = error
+      threwLast = true
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`)
+  const message = `timed out after ${timeoutMs} ms waiting for ${what}`
+  if (lastError === undefined) throw new Error(message)
+  const detail = lastError instanceof Error ? lastError.message : String(lastError)
+  const when = threwLast ? 'the last probe failed' : 'the last probe returned nothing; an earlier one failed'
+  throw new Error(`${message}; ${when}: ${detail}`, { cause: lastError })
 }
 
 export async function readyStatus(port: number): Promise<number | undefined> {

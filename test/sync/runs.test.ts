@@ -5,7 +5,7 @@
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { people } from '../../src/resources/index.ts'
+import { people, resourceNames } from '../../src/resources/index.ts'
 import {
   abandonSweep,
   claimSweep,
@@ -124,14 +124,8 @@ describe('starting runs', () => {
   })
 
   it('takes every enabled resource by default and refuses unknown or switched-off ones', async () => {
-    expect(enabledResources(false).map((resource) => resource.name)).toEqual([
-      'crm.people',
-      'crm.companies',
-      'crm.deals',
-      'crm.projects',
-      'crm.tasks',
-      'crm.users',
-    ])
+    const crmNames = resourceNames.filter((name) => name.startsWith('crm.'))
+    expect(enabledResources(false).map((resource) => resource.name)).toEqual(crmNames)
     const jobs: { resource: string }[] = []
     const deps = {
       db: database.db,
@@ -142,7 +136,7 @@ describe('starting runs', () => {
     }
     const started = await startRun(deps, { mode: 'full', requestedBy: 'test' })
     expect(started.status).toBe('started')
-    expect(jobs).toHaveLength(6)
+    expect(jobs).toHaveLength(crmNames.length)
     await expect(
       startRun(deps, { mode: 'full', resources: ['crm.notes'], requestedBy: 'test' }),
     ).rejects.toThrow(RunRequestError)
@@ -180,7 +174,7 @@ describe('routine sweeps never block a full one', () => {
     const full = await scheduledRun(runs, 'full')
     expect(full).toMatchObject({ status: 'started', covered: [] })
     if (full.status !== 'started') return
-    expect(full.waiting).toHaveLength(6)
+    expect(full.waiting).toHaveLength(resourceNames.filter((name) => name.startsWith('crm.')).length)
     // The next incremental tick leaves every resource to the full run that waits for it.
     expect(await scheduledRun(runs, 'incremental')).toMatchObject({ status: 'conflict' })
     // A second scheduled full run is covered by the first.

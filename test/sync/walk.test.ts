@@ -99,7 +99,10 @@ describe('a walk on two connections', () => {
     const during = onTwoConnections(
       sweepDeps(database.db, sandboxConfig(sandbox), {
         wrap: tapped((page) => {
-          if (page === 1) sandbox.control.crm.addTag('people', moved, 'moved')
+          if (page !== 1) return
+          // an update moves it (a tag change alone leaves updated_at, and so the order, as it was)
+          sandbox.control.crm.update('people', moved, { name: 'Moved' })
+          sandbox.control.crm.addTag('people', moved, 'moved')
         }),
       }),
     )

@@ -1,0 +1,32 @@
+// The simulator's table of CRM kinds: one entry per main resource the CRM serves under
+// /api/<plural> (index, show, writes; webhooks when the kind names a model). The routes, the
+// store's collections, the control API, the seed counts and the mirror comparison
+// (mirror-truth.ts) are derived from it. A kind's key is its plural, the path of its entry in the
+// resource table (src/resources); test/sandbox/kinds.test.ts proves the two agree. A resource the
+// CRM only lists (reference data) is one entry here, built by `plainKind` from its table entry.
+import { companies } from './companies.ts'
+import { customFieldTypes } from '../src/resources/crm.ts'
+import type { Kind } from './kind.ts'
+import { people } from './people.ts'
+import { plainKind } from './plain-kind.ts'
+import { tasks } from './tasks.ts'
+import { deals, projects } from './work.ts'
+
+export const crmKinds = {
+  people,
+  companies,
+  deals,
+  projects,
+  tasks,
+  custom_fields_types: plainKind(customFieldTypes),
+} as const
+
+export type Plural = keyof typeof crmKinds
+/** The row type a kind stores. */
+export type KindRow<P extends Plural> = (typeof crmKinds)[P] extends Kind<infer R> ? R : never
+
+export const PLURALS = Object.keys(crmKinds) as Plural[]
+
+export function isPlural(name: string | undefined): name is Plural {
+  return name !== undefined && Object.hasOwn(crmKinds, name)
+}
