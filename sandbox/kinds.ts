@@ -4,8 +4,9 @@
 // (mirror-truth.ts) are derived from it. A kind's key is its plural, the path of its entry in the
 // resource table (src/resources); test/sandbox/kinds.test.ts proves the two agree. A resource the
 // CRM only lists (reference data) is one entry here, built by `plainKind` from its table entry.
-import { companies } from './companies.ts'
+
 import { customFieldTypes } from '../src/resources/crm.ts'
+import { companies } from './companies.ts'
 import type { Kind } from './kind.ts'
 import { people } from './people.ts'
 import { plainKind } from './plain-kind.ts'

@@ -3,8 +3,8 @@
 // reached leaves the rest of the status intact; and a running crm-sync's embedded database is joined.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { freePort } from '../../src/store/free-port.ts'
 import { resourceNames } from '../../src/resources/index.ts'
+import { freePort } from '../../src/store/free-port.ts'
 import { readRuns } from '../../src/store/runs.ts'
 import type { Status } from '../../src/sync/engine-status.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
