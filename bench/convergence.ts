@@ -511,6 +511,9 @@ interface Spent {
   reservation: number
   crm429: number
   reservation429: number
+  /** Seconds of quiet the upstream's 429s asked for (their Retry-After, overlaps counted once). */
+  crmPaused: number
+  reservationPaused: number
 }
 
 const spentSince = (now: Counters, before: Counters): Spent => ({
@@ -518,6 +521,8 @@ const spentSince = (now: Counters, before: Counters): Spent => ({
   reservation: now.reservation.requests - before.reservation.requests,
   crm429: (now.crm.statuses['429'] ?? 0) - (before.crm.statuses['429'] ?? 0),
   reservation429: (now.reservation.statuses['429'] ?? 0) - (before.reservation.statuses['429'] ?? 0),
+  crmPaused: (now.crm.retryAfterMs - before.crm.retryAfterMs) / 1000,
+  reservationPaused: (now.reservation.retryAfterMs - before.reservation.retryAfterMs) / 1000,
 })
 
 interface Wait {
@@ -793,7 +798,7 @@ function figuresOf(
   // What no engine can skip after the changes: the resources without webhooks read to their last page
   // (silent deletions show only there), and one show per record deleted silently (the contract: a
   // record missing from a sweep is deleted only after show answers 404), each service at its budget.
-  const pass = silentPass(changes.upstreamAfter, reservationBudget)
+  const pass = silentPass(changes.upstreamAfter, reservationBudget, afterChanges)
   const passGoal = INTERVAL_SECONDS + pass.seconds
   const passText = `converged within one interval plus the pass over silent deletions (≤ ${round(passGoal, 1)} s)`
   const windowSeconds = changes.changeSeconds + (after.seconds ?? settings.deadline)
@@ -849,10 +854,14 @@ function figuresOf(
 /** The resources that no webhook announces: their deletions are silent. */
 const SILENT = { crm: ['crm.tasks'], reservation: ['reservations.contacts', 'reservations.bookings'] }
 
-/** Seconds the budgets need for every page of the silent resources and a show per silent deletion. */
+/**
+ * Seconds the budgets need for every page of the silent resources and a show per silent deletion, plus
+ * the time the upstream's 429s after the last change asked every client to send nothing.
+ */
 function silentPass(
   upstream: Record<string, { live: number; deleted: number }>,
   reservationBudget: { requests: number; windowSeconds: number },
+  paused: Pick<Spent, 'crmPaused' | 'reservationPaused'>,
 ): { seconds: number; label: string } {
   const requests = (tables: string[]) =>
     tables.reduce((sum, table) => {
@@ -862,12 +871,16 @@ function silentPass(
   const crm = requests(SILENT.crm)
   const reservation = requests(SILENT.reservation)
   const seconds = Math.max(
-    crm / (CRM_BUDGET.requests / CRM_BUDGET.windowSeconds),
-    reservation / (reservationBudget.requests / reservationBudget.windowSeconds),
+    crm / (CRM_BUDGET.requests / CRM_BUDGET.windowSeconds) + paused.crmPaused,
+    reservation / (reservationBudget.requests / reservationBudget.windowSeconds) + paused.reservationPaused,
   )
+  const pauses =
+    paused.crmPaused + paused.reservationPaused > 0
+      ? `, plus the Retry-After pauses the upstream asked for (CRM ${round(paused.crmPaused, 1)} s, reservation ${round(paused.reservationPaused, 1)} s)`
+      : ''
   return {
     seconds,
-    label: `every page of tasks, contacts and bookings once and a show per silent deletion: CRM ${crm}, reservation ${reservation} requests at 5/s`,
+    label: `every page of tasks, contacts and bookings once and a show per silent deletion: CRM ${crm}, reservation ${reservation} requests at 5/s${pauses}`,
   }
 }
 

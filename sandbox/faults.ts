@@ -98,6 +98,11 @@ export interface ServiceCounters {
   rateLimited: number
   injectedErrors: number
   injectedThrottles: number
+  /**
+   * Time its 429s asked a well-behaved client to send nothing: the union of their Retry-After
+   * periods (overlapping ones count once), in milliseconds.
+   */
+  retryAfterMs: number
 }
 
 export interface DeliveryCounters {
@@ -119,7 +124,15 @@ export interface Counters {
 }
 
 function serviceCounters(): ServiceCounters {
-  return { requests: 0, statuses: {}, routes: {}, rateLimited: 0, injectedErrors: 0, injectedThrottles: 0 }
+  return {
+    requests: 0,
+    statuses: {},
+    routes: {},
+    rateLimited: 0,
+    injectedErrors: 0,
+    injectedThrottles: 0,
+    retryAfterMs: 0,
+  }
 }
 
 export function zeroCounters(): Counters {

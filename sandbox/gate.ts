@@ -51,6 +51,16 @@ const retryLater = (seconds: number) =>
 
 export function apiGate(options: GateOptions): MiddlewareHandler {
   const limiter = createRateLimiter(options.clock)
+  let pausedUntil = 0
+
+  /** A 429 that asks for `seconds` of quiet; counted into `retryAfterMs` past earlier pauses. */
+  function throttle(counters: ServiceCounters, seconds: number): Response {
+    const now = options.clock.now()
+    const until = now + seconds * 1000
+    counters.retryAfterMs += Math.max(0, until - Math.max(now, pausedUntil))
+    pausedUntil = Math.max(pausedUntil, until)
+    return retryLater(seconds)
+  }
 
   async function admit(c: Context, counters: ServiceCounters): Promise<Response | null> {
     const key = options.presentedKey(c)
@@ -60,7 +70,7 @@ export function apiGate(options: GateOptions): MiddlewareHandler {
     const wait = limiter.take(key, options.rateLimit())
     if (wait) {
       counters.rateLimited++
-      return retryLater(wait)
+      return throttle(counters, wait)
     }
     const faults = options.faults()
     if (faults.latencyMs) await new Promise((resolve) => setTimeout(resolve, faults.latencyMs))
@@ -71,7 +81,7 @@ export function apiGate(options: GateOptions): MiddlewareHandler {
     }
     if (options.random.chance(faults.throttleRate)) {
       counters.injectedThrottles++
-      return retryLater(options.random.int(1, 5))
+      return throttle(counters, options.random.int(1, 5))
     }
     return null
   }

@@ -21,6 +21,8 @@ describe('rate limit', () => {
     expect(sandbox.control.counters().crm).toMatchObject({
       rateLimited: 2,
       statuses: { '200': 51, '429': 2 },
+      // the quiet asked for: 5 s from the first 429; the second's second lay inside it
+      retryAfterMs: 5_000,
     })
   })
 
