@@ -38,6 +38,8 @@ export function controlRoutes(control: SandboxControl): Hono {
   app.delete('/faults', (c) => c.json(control.resetFaults()))
   app.get('/behaviour', (c) => c.json(control.behaviour()))
   app.patch('/behaviour', async (c) => c.json(control.setBehaviour(await body(c))))
+  app.get('/undocumented-paging', (c) => c.json(control.undocumentedPaging()))
+  app.patch('/undocumented-paging', async (c) => c.json(control.setUndocumentedPaging(await body(c))))
   app.get('/counters', (c) => c.json(control.counters()))
   app.delete('/counters', (c) => {
     control.resetCounters()
@@ -114,6 +116,15 @@ export function controlRoutes(control: SandboxControl): Hono {
     })
   }
 
+  app.post('/reservation/contacts/:id/tags', async (c) => {
+    const tagId = idParam(String((await body(c)).tag_id ?? ''))
+    if (tagId === null) throw new SandboxError(422, 'expected {"tag_id": n}', { tag_id: ['is invalid'] })
+    return c.json(control.reservation.tagContact(idOf(c), tagId), 201)
+  })
+  app.delete('/reservation/contacts/:id/tags/:tagId', (c) => {
+    control.reservation.untagContact(idOf(c), idOf(c, 'tagId'))
+    return c.body(null, 204)
+  })
   app.get('/reservation/:collection', (c) => {
     const collection = reservationCollection(c)
     return c.json(truth(control.reservation.liveIds(collection), control.reservation.deletedIds(collection)))

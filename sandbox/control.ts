@@ -22,6 +22,11 @@ import { type ReservationCollection, type ReservationKind, reservationKinds } fr
 import { type SeedCount, seedRecords } from './seed.ts'
 import type { SandboxState } from './state.ts'
 import type { Stamped } from './store.ts'
+import {
+  type UndocumentedPaging,
+  type UndocumentedPagingPatch,
+  undocumentedPagingPatchSchema,
+} from './undocumented-paging.ts'
 
 export type CrmCollection = Plural
 export type { ReservationCollection } from './reservation-kinds.ts'
@@ -122,6 +127,7 @@ export function createControl(state: SandboxState) {
       const row = kind.rows(store).rows.get(id)
       return row && (kind.render(reservation.view, row) as Rendered)
     },
+    /** Bookings are made by a user of the UI (`userId`, default the UI's user); nothing else has one. */
     create(collection: ReservationCollection, fields: Fields, options: { userId?: number } = {}): Rendered {
       const kind = reservationKinds[collection] as ReservationKind
       const row: Stamped = valid(
@@ -146,6 +152,14 @@ export function createControl(state: SandboxState) {
     deletedIds: (collection: ReservationCollection): number[] => [
       ...reservationKinds[collection].rows(store).deleted.keys(),
     ],
+    /** Tags a live contact; the contact as the control API shows it. */
+    tagContact(contactId: number, tagId: number): Rendered {
+      valid(reservation.tagContact(contactId, tagId), 'contact', contactId)
+      return reservationControl.get('contacts', contactId) as Rendered
+    },
+    untagContact(contactId: number, tagId: number): void {
+      if (!reservation.untagContact(contactId, tagId)) throw notFound(`tag of contact ${contactId}`, tagId)
+    },
   }
 
   return {
@@ -163,6 +177,11 @@ export function createControl(state: SandboxState) {
     setBehaviour(patch: BehaviourPatch): Behaviour {
       Object.assign(state.behaviour, behaviourPatchSchema.parse(patch))
       return structuredClone(state.behaviour)
+    },
+    undocumentedPaging: (): UndocumentedPaging => structuredClone(state.undocumentedPaging),
+    setUndocumentedPaging(patch: UndocumentedPagingPatch): UndocumentedPaging {
+      Object.assign(state.undocumentedPaging, undocumentedPagingPatchSchema.parse(patch))
+      return structuredClone(state.undocumentedPaging)
     },
     counters: (): Counters => structuredClone(state.holder.counters),
     resetCounters(): void {

@@ -88,11 +88,20 @@ export function createCrmAccount(deps: CrmAccountDeps) {
     }
   }
 
-  /** Dependants of a destroyed record: its tasks go, references to it are removed. */
+  /**
+   * Dependants of a destroyed record: its tasks go, and so do the notes linked to it (whatever else
+   * they are linked to: the worst the upstream plausibly does), silently; references to it are removed.
+   */
   function cascade(kind: Kind, id: number, actor: Actor, now: number): void {
     if (kind.attachableType) {
       for (const taskId of store.tasksOf[kind.attachableType].get(id) ?? []) remove(store.tasks, taskId, now)
       store.tasksOf[kind.attachableType].delete(id)
+      for (const noteId of [...(store.notesOf[kind.attachableType].get(id) ?? [])]) {
+        const note = store.protocols.rows.get(noteId)
+        if (!note) continue
+        unlinkReferences(store, 'protocols', note)
+        remove(store.protocols, noteId, now)
+      }
     }
     const withoutPerson = (row: WorkRow) => {
       row.person_ids = row.person_ids?.filter((personId) => personId !== id)

@@ -52,6 +52,11 @@ function presentedKey(c: Context): string | undefined {
   return c.req.query('apikey') ?? c.req.header('x-apikey')
 }
 
+/** A record as answers show it: under its kind's wrapper, or the key of its own (`wrapperOf`). */
+const wrapped = (kind: Kind, row: Stamped, record: Record<string, unknown>) => ({
+  [kind.wrapperOf?.(row) ?? kind.wrapper]: record,
+})
+
 function tagNameById(store: Store, tagId: number): string | undefined {
   for (const rows of [store.people, store.companies, store.deals, store.projects] as const) {
     for (const row of rows.rows.values()) {
@@ -102,11 +107,11 @@ export function createCrmApp(options: CrmAppOptions): Hono {
     const methods = parseMethods(c.req.query('methods'))
     const shown = search ? utcView(view) : view
     const page = pageOf(rows, paging)
-    return c.json(page.map((row) => ({ [kind.wrapper]: kind.render(shown, row, includes, methods) })))
+    return c.json(page.map((row) => wrapped(kind, row, kind.render(shown, row, includes, methods))))
   }
 
   function written(c: Context, kind: Kind, outcome: Outcome<Stamped>): Response {
-    if (outcome.ok) return c.json({ [kind.wrapper]: kind.render(view, outcome.row, new Set()) }, 201)
+    if (outcome.ok) return c.json(wrapped(kind, outcome.row, kind.render(view, outcome.row, new Set())), 201)
     if (outcome.status === 507)
       return c.json({ error: 'insufficient-storage', description: 'storage full' }, 507)
     return unprocessable(c, outcome.errors)
@@ -143,9 +148,9 @@ export function createCrmApp(options: CrmAppOptions): Hono {
       const row = kind.rows(store).rows.get(Number(c.req.param('id')))
       if (!row) return missing(c)
       const includes = parseIncludes(c.req.query('includes'), kind.includeOptions)
-      return c.json({
-        [kind.wrapper]: kind.render(view, row, includes, parseMethods(c.req.query('methods'))),
-      })
+      return c.json(
+        wrapped(kind, row, kind.render(view, row, includes, parseMethods(c.req.query('methods')))),
+      )
     })
     app.post(base, async (c) => {
       const read = await readWrapped(c, kind.wrapper)

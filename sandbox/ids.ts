@@ -16,6 +16,7 @@ const BASES = {
   hook: 40_000,
   contact: 180_000,
   booking: 2_200_000,
+  protocol: 43_000_000,
 } as const
 
 /** A kind of id; one without a base of its own (a plain kind's wrapper) gets one from its name. */

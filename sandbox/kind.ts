@@ -37,7 +37,10 @@ export type Query = (name: string) => string | undefined
 // Method syntax on purpose: it lets a Kind<PersonRow> stand in the table of Kind<Stamped>.
 export interface Kind<R extends Stamped = Stamped> {
   plural: Plural
+  /** The key records are wrapped under in requests and answers, and the name in error messages. */
   wrapper: string
+  /** The key an answer wraps this record under, when it is not `wrapper` (notes: their concrete type). */
+  wrapperOf?(row: R): string
   /** Webhook model, or null when the upstream sends no webhooks for it. */
   model: HookModel | null
   attachableType: AttachableType | null

@@ -8,6 +8,7 @@
 import { customFieldTypes } from '../src/resources/crm.ts'
 import { companies } from './companies.ts'
 import type { Kind } from './kind.ts'
+import { notes } from './notes.ts'
 import { people } from './people.ts'
 import { plainKind } from './plain-kind.ts'
 import { tasks } from './tasks.ts'
@@ -20,6 +21,7 @@ export const crmKinds = {
   projects,
   tasks,
   custom_fields_types: plainKind(customFieldTypes),
+  protocols: notes,
 } as const
 
 export type Plural = keyof typeof crmKinds

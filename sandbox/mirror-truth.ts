@@ -7,7 +7,8 @@
 // What is compared comes from the resource table: the tables are the resources' (and their child
 // tables), the fields are a resource's plain text columns (no `from`, no `map`) that both the record
 // and the payload the row was written from (`_raw`) carry, and the children are the mappings whose items have an `id` and a `name` of their own
-// (tags, contact details, positions, custom fields), compared by name. Copies of another record's
+// (tags, contact details, positions, custom fields), compared by name, and those of bare ids (a note's
+// `person_ids`, as crm.note_links rows), compared by id. Copies of another record's
 // fields (a deal's people, a position's company name) and counts derived from other records are not.
 import { sql } from 'kysely'
 import { type AnyResource, type ChildMapping, hasUpdatedAt, resources } from '../src/resources/index.ts'
@@ -78,11 +79,14 @@ export function comparedFields(resource: AnyResource): string[] {
   )
 }
 
-/** Child mappings compared: items with an own `id` and a `name`. */
+/** Child mappings compared: items with an own `id` and a `name`, and bare ids. */
 export function comparedChildren(resource: AnyResource): ChildMapping[] {
   return (resource.children as readonly ChildMapping[]).filter((mapping) => {
     const columns = mapping.child.columns
-    return columns.id !== undefined && !columns.id.from && columns.name !== undefined
+    return (
+      mapping.idColumn !== undefined ||
+      (columns.id !== undefined && !columns.id.from && columns.name !== undefined)
+    )
   })
 }
 
@@ -99,15 +103,17 @@ async function mirrorChildren(db: Db, resource: AnyResource): Promise<Map<string
       const matches = Object.entries(mapping.defaults ?? {}).every(([key, value]) => row[key] === value)
       if (!matches) continue
       const key = `${row.parent}/${mapping.key}`
-      found.set(key, [...(found.get(key) ?? []), String(row.name ?? '')])
+      const label = mapping.idColumn === undefined ? row.name : row[mapping.idColumn]
+      found.set(key, [...(found.get(key) ?? []), String(label ?? '')])
     }
   }
   return new Map([...found].map(([key, names]) => [key, names.sort().join(',')]))
 }
 
-const upstreamChildren = (record: UpstreamRecord, key: string) =>
-  ((record[key] ?? []) as { name?: unknown }[])
-    .map((item) => String(item.name ?? ''))
+/** The names (or, for bare ids, the ids) of a record's items under a mapping key, sorted and joined. */
+const upstreamChildren = (record: UpstreamRecord, mapping: ChildMapping) =>
+  ((record[mapping.key] ?? []) as unknown[])
+    .map((item) => String((mapping.idColumn === undefined ? (item as { name?: unknown }).name : item) ?? ''))
     .sort()
     .join(',')
 
@@ -156,7 +162,7 @@ export async function compareTable(
     for (const mapping of mappings) {
       if (!(mapping.key in record)) continue
       const held = children.get(`${id}/${mapping.key}`) ?? ''
-      const expected = upstreamChildren(record, mapping.key)
+      const expected = upstreamChildren(record, mapping)
       if (held !== expected) differ(`${mapping.key} "${held}" != "${expected}"`)
     }
     if (same) inSync++

@@ -1,9 +1,12 @@
 // Keeps the store's reverse indexes in step with what each row refers to: positions to companies,
-// deals and projects to their people and company, tasks to what they are attached to, bookings to
-// their contact. Destroys then find their dependants without scanning a collection.
+// deals and projects to their people and company, tasks to what they are attached to, notes to what
+// they are linked to, bookings to their contact. Destroys then find their dependants without scanning
+// a collection.
 import {
   type BookingRow,
   link,
+  NOTE_LINKS,
+  type NoteRow,
   type PersonRow,
   type Stamped,
   type Store,
@@ -34,6 +37,12 @@ function referencesOf(store: Store, collection: string, row: Stamped): Reference
       const task = row as TaskRow
       if (task.attachable_type === null || task.attachable_id === null) return []
       return [[store.tasksOf[task.attachable_type], task.attachable_id]]
+    }
+    case 'protocols': {
+      const note = row as NoteRow
+      return NOTE_LINKS.flatMap(({ key, type }) =>
+        note[key].map((linkedId): Reference => [store.notesOf[type], linkedId]),
+      )
     }
     case 'bookings':
       return [[store.bookingsOfContact, (row as BookingRow).contact_id]]

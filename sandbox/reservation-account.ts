@@ -1,5 +1,6 @@
 // Contacts and bookings of the reservation account: input schemas, payloads (bare, not wrapped)
-// and changes. The service sends no webhooks: clients poll, and see deletions only as absences.
+// and changes (its tags and webforms: reservation-tags.ts). The service sends no webhooks: clients
+// poll, and see deletions only as absences.
 import { z } from 'zod'
 import { cleanPhone } from './child-views.ts'
 import { type Clock, nowSeconds } from './clock.ts'
@@ -20,6 +21,7 @@ import {
   text,
 } from './kind.ts'
 import { linkReferences, relinking, unlinkReferences } from './relations.ts'
+import { tagOperations, untagAll } from './reservation-tags.ts'
 import { type BookingRow, type ContactRow, changed, insert, remove, type Store } from './store.ts'
 import type { View } from './view.ts'
 
@@ -174,6 +176,7 @@ export function createReservationAccount(deps: ReservationAccountDeps) {
 
   return {
     view: deps.view,
+    ...tagOperations(deps),
 
     createContact(input: unknown): Outcome<ContactRow> {
       const parsed = contactCreate.safeParse(input)
@@ -234,6 +237,7 @@ export function createReservationAccount(deps: ReservationAccountDeps) {
       for (const bookingId of store.bookingsOfContact.get(contactId) ?? [])
         remove(store.bookings, bookingId, now)
       store.bookingsOfContact.delete(contactId)
+      untagAll(store, contactId)
       return true
     },
 

@@ -79,6 +79,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     account: state.reservation,
     store,
     maxPerpage,
+    undocumentedPaging: () => state.undocumentedPaging,
     gate: gate('reservation', reservationApiKey),
   })
   for (const app of [crmApp, reservationApp]) app.route('/__sandbox', controlRoutes(control))

@@ -3,6 +3,7 @@
 import type { Ids } from './ids.ts'
 import { crmKinds } from './kinds.ts'
 import { createRandom } from './random.ts'
+import { reservationKinds } from './reservation-kinds.ts'
 import { seedCrm } from './seed-crm.ts'
 import { seedReservations } from './seed-reservations.ts'
 import { moments, type SeededResource, type SeedOptions } from './seeding.ts'
@@ -41,4 +42,5 @@ export function seedRecords(store: Store, ids: Ids, options: SeedOptions): void 
   seedCrm(generation)
   seedReservations(generation)
   for (const kind of Object.values(crmKinds)) kind.seed?.(generation)
+  for (const kind of Object.values(reservationKinds)) kind.seed?.(generation)
 }

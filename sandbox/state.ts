@@ -22,6 +22,12 @@ import { createRandom } from './random.ts'
 import { createReservationAccount } from './reservation-account.ts'
 import { seedUsers } from './seed.ts'
 import { createStore } from './store.ts'
+import {
+  defaultUndocumentedPaging,
+  type UndocumentedPaging,
+  type UndocumentedPagingPatch,
+  undocumentedPagingPatchSchema,
+} from './undocumented-paging.ts'
 import { createView } from './view.ts'
 
 export interface StateOptions {
@@ -33,6 +39,8 @@ export interface StateOptions {
   utcOffsetMinutes?: number
   faults?: FaultsPatch
   behaviour?: BehaviourPatch
+  /** How the reservation indexes whose paging is not shown page (default: the least helpful). */
+  undocumentedPaging?: UndocumentedPagingPatch
 }
 
 export const CRM_ACCOUNT_ID = 87444
@@ -51,6 +59,10 @@ export function createState(options: StateOptions = {}) {
   const behaviour: Behaviour = {
     ...defaultBehaviour(),
     ...behaviourPatchSchema.parse(options.behaviour ?? {}),
+  }
+  const undocumentedPaging: UndocumentedPaging = {
+    ...defaultUndocumentedPaging(),
+    ...undocumentedPagingPatchSchema.parse(options.undocumentedPaging ?? {}),
   }
   const users = seedUsers(store, ids)
   const holder = { counters: zeroCounters() }
@@ -72,6 +84,7 @@ export function createState(options: StateOptions = {}) {
     ids,
     faults,
     behaviour,
+    undocumentedPaging,
     holder,
     apiRandom: createRandom(seed ^ 0xa91),
     /** The user who owns the CRM API key; the next one plays the user of the upstream's UI. */

@@ -156,6 +156,33 @@ export interface TaskRow extends Stamped {
   entire_day: boolean
 }
 
+/** Notes ("protocols"): linked to any number of people, companies, deals and projects. */
+export interface NoteRow extends Stamped {
+  /** `ProtocolObjectNote`, `ProtocolUserNote`, `ProtocolAttachment`, or a type never seen before. */
+  type: string
+  user_id: number | null
+  updated_by_user_id: number | null
+  name: string | null
+  content: string | null
+  format: string
+  confidential: boolean
+  badge: string
+  attachments_count: number
+  comments_count: number
+  person_ids: number[]
+  company_ids: number[]
+  deal_ids: number[]
+  project_ids: number[]
+}
+
+/** A note's arrays of links, and the type of what each links to. */
+export const NOTE_LINKS = [
+  { key: 'person_ids', type: 'Person' },
+  { key: 'company_ids', type: 'Company' },
+  { key: 'deal_ids', type: 'Deal' },
+  { key: 'project_ids', type: 'Project' },
+] as const satisfies readonly { key: keyof NoteRow; type: AttachableType }[]
+
 export interface UserRow {
   id: number
   first: string
@@ -214,6 +241,19 @@ export interface BookingRow extends Stamped {
   webform: boolean
 }
 
+/** A tag of the reservation account; contacts carry it (`tagsOfContact`). */
+export interface ReservationTagRow extends Stamped {
+  name: string
+}
+
+/** An online booking form. Its fields are not shown: these are what such a form plausibly has. */
+export interface WebformRow extends Stamped {
+  name: string
+  active: boolean
+  area_id: number | null
+  token: string
+}
+
 /** A collection per entry of the table of kinds (kinds.ts), under its plural. */
 export type KindCollections = { [P in Plural]: Collection<KindRow<P>> }
 
@@ -222,6 +262,8 @@ export interface Store extends KindCollections {
   hooks: Collection<HookRow>
   contacts: Collection<ContactRow>
   bookings: Collection<BookingRow>
+  tags: Collection<ReservationTagRow>
+  webforms: Collection<WebformRow>
   // Reverse indexes (see relations.ts): who points at a record, so a destroy finds its dependants.
   /** Company id → ids of the people with a position there (also the companies' `positions` include). */
   staff: Map<number, Set<number>>
@@ -233,8 +275,13 @@ export interface Store extends KindCollections {
   projectsOfCompany: Map<number, Set<number>>
   /** Attachable type → record id → its tasks. */
   tasksOf: Record<AttachableType, Map<number, Set<number>>>
+  /** Attachable type → record id → the notes linked to it. */
+  notesOf: Record<AttachableType, Map<number, Set<number>>>
   /** Contact id → ids of its bookings. */
   bookingsOfContact: Map<number, Set<number>>
+  /** Contact id → ids of its tags, in the order they were added; and tag id → the contacts carrying it. */
+  tagsOfContact: Map<number, Set<number>>
+  contactsOfTag: Map<number, Set<number>>
 }
 
 export function createStore(): Store {
@@ -245,13 +292,18 @@ export function createStore(): Store {
     hooks: collection(),
     contacts: collection(),
     bookings: collection(),
+    tags: collection(),
+    webforms: collection(),
     staff: new Map(),
     dealsOfPerson: new Map(),
     projectsOfPerson: new Map(),
     dealsOfCompany: new Map(),
     projectsOfCompany: new Map(),
     tasksOf: Object.fromEntries(ATTACHABLE_TYPES.map((type) => [type, new Map()])) as Store['tasksOf'],
+    notesOf: Object.fromEntries(ATTACHABLE_TYPES.map((type) => [type, new Map()])) as Store['notesOf'],
     bookingsOfContact: new Map(),
+    tagsOfContact: new Map(),
+    contactsOfTag: new Map(),
   }
 }
 

@@ -3,7 +3,7 @@
 // statements whatever their size.
 import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { contacts, deals, people, users } from '../src/resources/index.ts'
+import { contacts, deals, notes, people, users } from '../src/resources/index.ts'
 import { InvalidRecordError, tombstone, upsertRecords } from '../src/store/records.ts'
 import { useTestDatabase, waitForLockWaiter } from './support/database.ts'
 
@@ -45,7 +45,7 @@ async function tagNames(personId: number) {
 
 beforeEach(async () => {
   await sql`truncate crm.people, crm.tags, crm.addresses, crm.contact_details, crm.deals, crm.deal_people,
-    crm.users, reservations.contacts`.execute(database.db)
+    crm.users, reservations.contacts, crm.notes, crm.note_links`.execute(database.db)
 })
 
 describe('upsertRecords', () => {
@@ -480,6 +480,66 @@ describe('children', () => {
     expect(rows).toMatchObject([
       { deal_id: 5, person_id: 30016185, first_name: 'Maxi', _parent_resource: 'crm.deals' },
     ])
+  })
+
+  it("of bare ids (a note's person_ids) are a row per id, typed by the mapping; unchanged rows kept", async () => {
+    const note = (updatedAt: string, links: Record<string, unknown[]>) => ({
+      id: 7,
+      updated_at: updatedAt,
+      type: 'ProtocolObjectNote',
+      deal_ids: [],
+      ...links,
+    })
+    const links = async () => {
+      const { rows } = await sql<{ row: string; at: Date }>`
+        select _ordinal || ' ' || coalesce(attachable_type, '-') || ' ' || coalesce(attachable_id::text, '-')
+          || ' ' || _raw::text as row, _synced_at as at
+        from crm.note_links where _parent_resource = 'crm.notes' and _parent_id = 7 order by _ordinal`.execute(
+        database.db,
+      )
+      return rows
+    }
+    // Items that are neither number nor string are skipped; a string is read as the id it holds.
+    const odd = [31, 'x', null, { id: 1 }, '32']
+    await upsertRecords(
+      database.db,
+      notes,
+      [note(T0, { person_ids: [11, 12], company_ids: [21], project_ids: odd })],
+      fetched(),
+    )
+    const first = await links()
+    expect(first.map((r) => r.row)).toEqual([
+      '0 Person 11 11',
+      '1 Person 12 12',
+      '2 Company 21 21',
+      '3 Project 31 31',
+      '4 Project - "x"',
+      '5 Project 32 "32"',
+    ])
+    // Written a minute ago, so that a rewrite now is told apart without waiting.
+    await sql`update crm.note_links set _synced_at = _synced_at - interval '1 minute'`.execute(database.db)
+    const before = await links()
+    await upsertRecords(
+      database.db,
+      notes,
+      [note(LATER, { person_ids: [11, 13], company_ids: [21], project_ids: odd })],
+      fetched(),
+    )
+    const after = await links()
+    expect(after.map((r) => r.row)).toEqual([
+      '0 Person 11 11',
+      '1 Person 13 13',
+      '2 Company 21 21',
+      '3 Project 31 31',
+      '4 Project - "x"',
+      '5 Project 32 "32"',
+    ])
+    // Only the changed place was written again.
+    const kept = after.filter((r, i) => r.at.getTime() === before[i]?.at.getTime())
+    expect(kept.map((r) => r.row)).toEqual(after.filter((_, i) => i !== 1).map((r) => r.row))
+    // A record without one of the arrays leaves the links alone.
+    await upsertRecords(database.db, notes, [{ id: 7, updated_at: LATER, person_ids: [] }], fetched())
+    expect((await links()).map((r) => r.row)).toEqual(after.map((r) => r.row))
   })
 })
 

@@ -46,7 +46,7 @@ export interface IndexQuery {
   page?: number
   perPage?: number
   order?: Order
-  /** CRM only: sub-objects to include; the resource's includes when not given. */
+  /** Sub-objects to include; the resource's includes when not given. */
   includes?: readonly string[]
   /** CRM only: `{ updated_at: { larger_than: '2024-01-01T00:00:00Z' } }` → `filter[updated_at][larger_than]=...`. */
   filter?: Record<string, Record<string, string | number>>

@@ -133,10 +133,23 @@ export function parseRecords(
   return { records, rejected }
 }
 
-/** A CRM record comes wrapped under its singular name (`{ person: {...} }`); the reservation service's bare. */
+/**
+ * A CRM record comes wrapped under its singular name (`{ person: {...} }`), or with wrapper `'*'` under
+ * a single key whatever its name (`{ protocol_object_note: {...} }`, and so a key never seen before);
+ * the reservation service's are bare.
+ */
 export function unwrap(wrapper: string | null, value: unknown): unknown {
   if (wrapper === null || typeof value !== 'object' || value === null) return value
-  const inner = (value as Record<string, unknown>)[wrapper]
   // A bare record (it has its own id) is taken as it is.
-  return typeof inner === 'object' && inner !== null && !('id' in value) ? inner : value
+  if ('id' in value) return value
+  let inner: unknown
+  if (wrapper === '*') {
+    // Exactly one key, holding an object; anything else is taken as it is (and rejected without an id).
+    const keys = Object.keys(value)
+    inner = keys.length === 1 ? (value as Record<string, unknown>)[keys[0] as string] : undefined
+    if (Array.isArray(inner)) return value
+  } else {
+    inner = (value as Record<string, unknown>)[wrapper]
+  }
+  return typeof inner === 'object' && inner !== null ? inner : value
 }

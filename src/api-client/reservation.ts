@@ -1,5 +1,5 @@
-// The reservation service: contacts and bookings as bare records (no wrapper), a contact's bookings,
-// and a count whose answer is not documented.
+// The reservation service: bare records (no wrapper), includes as `include_<name>=true`, a contact's
+// bookings, and a count whose answer is not documented.
 import { bookings, contacts } from '../resources/index.ts'
 import {
   type RejectedRecordError,
@@ -50,12 +50,13 @@ export function createReservationClient(settings: ReservationSettings, deps: Cli
     upstream,
     settings,
     logger: deps.logger,
-    indexQuery: (_resource, query) => ({
+    indexQuery: (resource, query) => ({
       perpage: query.perPage,
       page: query.page,
       order: query.order && spellOrder(query.order, settings.orderSpelling),
+      ...includeQuery(query.includes ?? resource.includes),
     }),
-    showQuery: () => ({}),
+    showQuery: (resource, includes) => includeQuery(includes ?? resource.includes),
   })
 
   return {
@@ -101,6 +102,11 @@ export function createReservationClient(settings: ReservationSettings, deps: Cli
       }
     },
   }
+}
+
+/** Includes as the reservation service asks for them: `include_tags=true`, one parameter each. */
+export function includeQuery(includes: readonly string[]): Record<string, string> {
+  return Object.fromEntries(includes.map((name) => [`include_${name}`, 'true']))
 }
 
 /** A count in any form seen in similar services: 42, "42", {count}, {total}, {total_entries}, {contacts: 42}. */

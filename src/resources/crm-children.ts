@@ -88,6 +88,33 @@ export const projectPeople = child({
   parentColumn: 'project_id',
 })
 
+/**
+ * What a note (crm.notes) is linked to: one row per id of its `person_ids`, `company_ids`, `deal_ids`
+ * and `project_ids` (see `noteLinkMappings`).
+ */
+export const noteLinks = child({
+  table: 'crm.note_links',
+  columns: { attachable_type: text, attachable_id: bigint },
+})
+
+/** A note's arrays of linked ids, each id a row of crm.note_links under its attachable type. */
+export const noteLinkMappings = [
+  { child: noteLinks, key: 'person_ids', idColumn: 'attachable_id', defaults: { attachable_type: 'Person' } },
+  {
+    child: noteLinks,
+    key: 'company_ids',
+    idColumn: 'attachable_id',
+    defaults: { attachable_type: 'Company' },
+  },
+  { child: noteLinks, key: 'deal_ids', idColumn: 'attachable_id', defaults: { attachable_type: 'Deal' } },
+  {
+    child: noteLinks,
+    key: 'project_ids',
+    idColumn: 'attachable_id',
+    defaults: { attachable_type: 'Project' },
+  },
+] satisfies readonly ChildMapping[]
+
 /** Children of people and companies, and the includes that carry them. */
 export const contactChildren = [
   { child: tags, key: 'tags' },

@@ -5,10 +5,25 @@ import {
   contactIncludes,
   customFields,
   dealPeople,
+  noteLinkMappings,
   projectPeople,
   tags,
 } from './crm-children.ts'
-import { resource } from './types.ts'
+import { type Dependant, resource } from './types.ts'
+
+/**
+ * What the upstream deletes, silently, with a person, company, deal or project: its tasks, and (the
+ * worst it plausibly does) every note linked to it, whatever else the note is linked to.
+ */
+const attachedTo = (attachableType: string): readonly Dependant[] => [
+  { resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: attachableType } },
+  {
+    resource: 'crm.notes',
+    through: 'crm.note_links',
+    column: 'attachable_id',
+    where: { attachable_type: attachableType },
+  },
+]
 
 export const people = resource({
   name: 'crm.people',
@@ -41,7 +56,7 @@ export const people = resource({
   children: contactChildren,
   softDeleteKey: null,
   routes: { show: true, count: true },
-  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Person' } }],
+  dependants: attachedTo('Person'),
 })
 
 export const companies = resource({
@@ -67,7 +82,7 @@ export const companies = resource({
   children: contactChildren,
   softDeleteKey: null,
   routes: { show: true, count: true },
-  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Company' } }],
+  dependants: attachedTo('Company'),
 })
 
 const workColumns = {
@@ -106,7 +121,7 @@ export const deals = resource({
   ],
   softDeleteKey: null,
   routes: { show: true, count: true },
-  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Deal' } }],
+  dependants: attachedTo('Deal'),
 })
 
 export const projects = resource({
@@ -132,7 +147,7 @@ export const projects = resource({
   ],
   softDeleteKey: null,
   routes: { show: true, count: true },
-  dependants: [{ resource: 'crm.tasks', column: 'attachable_id', where: { attachable_type: 'Project' } }],
+  dependants: attachedTo('Project'),
 })
 
 export const tasks = resource({
@@ -205,5 +220,49 @@ export const customFieldTypes = resource({
   dependants: [],
 })
 
+export const notes = resource({
+  name: 'crm.notes',
+  service: 'crm',
+  // The global index of notes ("protocols"); each element is wrapped under the key of its concrete
+  // type (`protocol_object_note`, `protocol_user_note`, `protocol_attachment`, or one never seen).
+  path: 'protocols',
+  wrapper: '*',
+  includes: [],
+  webhookModel: null,
+  columns: {
+    id: bigint,
+    account_id: bigint,
+    user_id: bigint,
+    name: text,
+    content: text,
+    format: text,
+    confidential: boolean,
+    badge: text,
+    type: text,
+    attachments_count: integer,
+    comments_count: integer,
+    updated_by_user_id: bigint,
+    person_id: bigint,
+    company_id: bigint,
+    created_at: timestamptz,
+    updated_at: timestamptz,
+  },
+  children: noteLinkMappings,
+  softDeleteKey: null,
+  // Show is known (upstream-facts.md); a count route is not published: deletions show to complete walks,
+  // and to the checks of a deleted person's, company's, deal's or project's dependants.
+  routes: { show: true, count: false },
+  dependants: [],
+})
+
 /** The CRM's part of the resource table, in the order sweeps and status list them. */
-export const crmResources = [people, companies, deals, projects, tasks, users, customFieldTypes] as const
+export const crmResources = [
+  people,
+  companies,
+  deals,
+  projects,
+  tasks,
+  users,
+  customFieldTypes,
+  notes,
+] as const

@@ -7,17 +7,18 @@ import { crmResources } from './crm.ts'
 import { reservationResources } from './reservation.ts'
 import type { ChildMapping, Resource } from './types.ts'
 
-export { companies, deals, people, projects, tasks, users } from './crm.ts'
+export { companies, deals, notes, people, projects, tasks, users } from './crm.ts'
 export {
   addresses,
   contactDetails,
   customFields,
   dealPeople,
+  noteLinks,
   positions,
   projectPeople,
   tags,
 } from './crm-children.ts'
-export { bookings, contacts } from './reservation.ts'
+export { bookings, contacts, contactTags, reservationTags, webforms } from './reservation.ts'
 export type { ChildMapping, ChildTable, Columns, Dependant, Resource, RowOf } from './types.ts'
 
 // ---- the table ------------------------------------------------------------------------------
@@ -60,9 +61,12 @@ export function resourceByWebhookModel(model: string): AnyResource | undefined {
   return resources.find((r) => r.webhookModel === wanted)
 }
 
-/** Whether the resource's rows are ordered by the upstream's `updated_at` (all but users). */
+/**
+ * Whether the resource's rows are ordered by the upstream's `updated_at` (all but users, reservation
+ * tags and webforms): see `ordered` in ./types.ts.
+ */
 export function hasUpdatedAt(resource: Resource): boolean {
-  return 'updated_at' in resource.columns
+  return resource.ordered !== false && 'updated_at' in resource.columns
 }
 
 // ---- the CRM's webhooks: the same for every model -------------------------------------------

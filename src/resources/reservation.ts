@@ -1,13 +1,21 @@
-// The reservation service's resources: bare records, no includes, no webhooks.
+// The reservation service's resources: bare records, no webhooks. Contacts include their tags
+// (`include_tags=true`). Tags and webforms are in the route list only: their fields, paging, order,
+// count and show are not shown, so their indexes are read whole and their deletions are absences.
 import { bigint, boolean, date, integer, text, timestamptz } from './columns.ts'
-import { resource } from './types.ts'
+import { child, resource } from './types.ts'
+
+/** A contact's tags, from `include_tags=true`: `[{id, name}]`. */
+export const contactTags = child({
+  table: 'reservations.contact_tags',
+  columns: { id: bigint, name: text },
+})
 
 export const contacts = resource({
   name: 'reservations.contacts',
   service: 'reservation',
   path: 'contacts',
   wrapper: null,
-  includes: [],
+  includes: ['tags'],
   webhookModel: null,
   columns: {
     id: bigint,
@@ -34,7 +42,9 @@ export const contacts = resource({
     import_id: text,
     deleted_at: timestamptz,
   },
-  children: [],
+  // A tag added or removed may leave the contact's updated_at alone (not shown): only a complete walk
+  // of the contacts sees it.
+  children: [{ child: contactTags, key: 'tags' }],
   softDeleteKey: 'deleted_at',
   // contacts/count is routed but its response form is not shown: nothing may depend on it.
   routes: { show: true, count: false },
@@ -75,5 +85,38 @@ export const bookings = resource({
   dependants: [],
 })
 
+// Tags and webforms: routed (`/api/tags`, `/api/webforms`), nothing else shown. Their show is not
+// used: what it answers for a deleted record is not shown either, and a walk of every page is cheap
+// for lists this size. A record missing from a complete walk is tombstoned.
+export const reservationTags = resource({
+  name: 'reservations.tags',
+  service: 'reservation',
+  path: 'tags',
+  wrapper: null,
+  includes: [],
+  webhookModel: null,
+  // Timestamps when given; the index is not known to order by them.
+  columns: { id: bigint, name: text, created_at: timestamptz, updated_at: timestamptz },
+  ordered: false,
+  children: [],
+  softDeleteKey: null,
+  routes: { show: false, count: false },
+  dependants: [],
+})
+
+export const webforms = resource({
+  name: 'reservations.webforms',
+  service: 'reservation',
+  path: 'webforms',
+  wrapper: null,
+  includes: [],
+  webhookModel: null,
+  columns: { id: bigint, name: text },
+  children: [],
+  softDeleteKey: null,
+  routes: { show: false, count: false },
+  dependants: [],
+})
+
 /** The reservation service's part of the resource table, in the order sweeps and status list them. */
-export const reservationResources = [contacts, bookings] as const
+export const reservationResources = [contacts, bookings, reservationTags, webforms] as const

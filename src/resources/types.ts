@@ -21,16 +21,27 @@ export interface ChildMapping<T extends ChildTable = ChildTable> {
   key: string
   /** Values for columns the item does not carry (e.g. `type: 'Tel'` for items of `tels`). */
   defaults?: Record<string, unknown>
+  /**
+   * The items are bare ids (a note's `person_ids: [1, 2]`), not objects: each id goes into this column,
+   * the other columns take their `defaults` (or null). Items that are neither number nor string are
+   * skipped, as objects are.
+   */
+  idColumn?: string
 }
 
 /** Records of another resource that the upstream deletes, without a word, together with their parent. */
 export interface Dependant {
   /** The dependant resource (qualified name). */
   resource: string
-  /** Its column holding the parent's id. */
+  /** Its column holding the parent's id (a column of `through`, when given). */
   column: string
   /** Further columns that must hold these values (e.g. `attachable_type: 'Person'`). */
   where?: Readonly<Record<string, string>>
+  /**
+   * A child table of the dependant resource whose rows name the parent (a note's `crm.note_links`): a
+   * dependant is then a record with such a row, and `column` and `where` are the child table's.
+   */
+  through?: string
 }
 
 export type Service = 'crm' | 'reservation'
@@ -45,9 +56,15 @@ export interface Resource<
   service: Service
   /** Path below `${base}/api/`. */
   path: string
-  /** Key a record is wrapped under (CRM), or null for bare records (reservation service). */
+  /**
+   * Key a record is wrapped under (CRM), null for bare records (reservation service), or `'*'`: wrapped
+   * under a single key whatever its name (notes: the key of their concrete type, new types included).
+   */
   wrapper: string | null
-  /** Includes requested with every index page and show, so that children arrive with the record. */
+  /**
+   * Includes requested with every index page and show, so that children arrive with the record: the
+   * CRM's `includes=tags addrs`, the reservation service's `include_tags=true` (one parameter each).
+   */
   includes: readonly string[]
   /**
    * Model name of CRM webhooks for this resource (`person`), or null when the upstream sends none.
@@ -55,6 +72,13 @@ export interface Resource<
    */
   webhookModel: Model
   columns: C
+  /**
+   * Whether `updated_at` is the sync's clock: every record carries one, the index is ordered by it and
+   * the newer record wins. The default where the columns have `updated_at`; false where the upstream
+   * shows no such thing (reservation tags): the column is then data like any other, null when not
+   * given, the index is read whole and the later fetch wins.
+   */
+  ordered?: boolean
   children: Children
   /** Upstream key whose non-null value means the record is deleted (the upstream's own soft delete). */
   softDeleteKey: string | null

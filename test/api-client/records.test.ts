@@ -178,6 +178,20 @@ describe('record schemas', () => {
     expect(unwrap('contact', { id: 222, contact: { id: 187 } })).toEqual({ id: 222, contact: { id: 187 } })
     expect(unwrap(null, { id: 222 })).toEqual({ id: 222 })
   })
+
+  it("unwrap a record wrapped under any single key with wrapper '*', a key never seen before too", () => {
+    expect(unwrap('*', { protocol_object_note: { id: 1 } })).toEqual({ id: 1 })
+    expect(unwrap('*', { protocol_voice_memo: { id: 2 } })).toEqual({ id: 2 })
+    expect(unwrap('*', { id: 3, protocol_user_note: { id: 4 } })).toEqual({
+      id: 3,
+      protocol_user_note: { id: 4 },
+    })
+    // Not one key holding an object: taken as it is (and rejected for want of an id).
+    const two = { protocol_object_note: { id: 5 }, comments: [] }
+    expect(unwrap('*', two)).toBe(two)
+    const list = { protocols: [{ id: 6 }] }
+    expect(unwrap('*', list)).toBe(list)
+  })
 })
 
 describe('records through the client', () => {

@@ -1,10 +1,11 @@
 // The reservation client against a fake service: token header, bare records, both order spellings,
-// a contact's bookings, and a count whose answer is not documented.
+// contacts with their tags, tags and webforms, a contact's bookings, and a count whose answer is not
+// documented.
 import nock from 'nock'
 import { describe, expect, it } from 'vitest'
 import { UpstreamAuthError } from '../../src/api-client/errors.ts'
 import { countIn, spellOrder } from '../../src/api-client/reservation.ts'
-import { bookings, contacts, people } from '../../src/resources/index.ts'
+import { bookings, contacts, people, reservationTags, webforms } from '../../src/resources/index.ts'
 import {
   RESERVATION_KEY,
   RESERVATION_URL,
@@ -61,7 +62,7 @@ describe('reservation client', () => {
     const { client } = reservationClient(database.db, { orderSpelling: 'hyphen' })
     nock(RESERVATION_URL)
       .get('/api/contacts')
-      .query({ perpage: '100', page: '1', order: 'updated-at-desc' })
+      .query({ perpage: '100', page: '1', order: 'updated-at-desc', include_tags: 'true' })
       .reply(200, [contact])
     expect(
       (await client.index(contacts, { order: { field: 'updated_at', direction: 'desc' } })).records,
@@ -81,15 +82,39 @@ describe('reservation client', () => {
     expect(lines.filter((line) => line.includes('RESERVATION_ORDER_SPELLING'))).toHaveLength(1)
   })
 
-  it('shows a contact, and answers gone for one that was deleted', async () => {
+  it('shows a contact with its tags, and answers gone for one that was deleted', async () => {
     const { client } = reservationClient(database.db)
-    nock(RESERVATION_URL).get('/api/contacts/187').reply(200, contact).get('/api/contacts/188').reply(404)
+    const tagged = { ...contact, tags: [{ id: 5, name: 'Stammgast' }] }
+    nock(RESERVATION_URL)
+      .get('/api/contacts/187')
+      .query({ include_tags: 'true' })
+      .reply(200, tagged)
+      .get('/api/contacts/188')
+      .query({ include_tags: 'true' })
+      .reply(404)
     expect(await client.show(contacts, 187)).toEqual({
       status: 'found',
-      record: contact,
+      record: tagged,
       fetchedAt: new Date(T0),
     })
     expect(await client.show(contacts, 188)).toEqual({ status: 'gone', fetchedAt: new Date(T0) })
+  })
+
+  it('reads tags and webforms without an order, and keeps records without timestamps', async () => {
+    const { client } = reservationClient(database.db)
+    const tag = { id: 5, name: 'Stammgast' }
+    const webform = { id: 9, name: 'Terrasse', active: true }
+    nock(RESERVATION_URL)
+      .get('/api/tags')
+      .query({ perpage: '100', page: '1' })
+      .reply(200, [tag, { ...tag, id: 6, updated_at: '2024-01-01T00:00:00+01:00' }])
+      .get('/api/webforms')
+      .query({ perpage: '100', page: '1' })
+      .reply(200, [webform])
+    const tags = await client.index(reservationTags)
+    expect(tags.records.map((record) => record.id)).toEqual([5, 6])
+    expect(tags.rejected).toEqual([])
+    expect((await client.index(webforms)).records).toEqual([webform])
   })
 
   it("lists a contact's bookings, and answers gone for a contact that does not exist", async () => {

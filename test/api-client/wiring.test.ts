@@ -61,7 +61,7 @@ describe('upstream configuration', () => {
     nock(RESERVATION_URL)
       .get('/api/contacts')
       .matchHeader('authorization', `Token token="${RESERVATION_KEY}"`)
-      .query({ perpage: '250', page: '1', order: 'updated-at-asc' })
+      .query({ perpage: '250', page: '1', order: 'updated-at-asc', include_tags: 'true' })
       .reply(200, [])
     await clients.crm.index(people)
     await clients.reservation?.index(contacts, { order: { field: 'updated_at', direction: 'asc' } })

@@ -3,7 +3,7 @@
 // process when no crm-sync runs), a failed run's exit code, and Ctrl-C while waiting.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { people } from '../../src/resources/index.ts'
+import { people, resourceNames } from '../../src/resources/index.ts'
 import { claimSweep, readRun, readRuns } from '../../src/store/runs.ts'
 import { countLiveRows } from '../../src/store/sync-state.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
@@ -56,7 +56,7 @@ describe('crm-sync resync without --wait', () => {
     const { run_id } = JSON.parse(stdout) as { run_id: number }
     const run = await readRun(database.db, run_id)
     expect(run).toMatchObject({ mode: 'incremental', status: 'queued', requested_by: 'cli' })
-    expect(run?.resources).toHaveLength(8)
+    expect(run?.resources).toHaveLength(resourceNames.length)
     // nobody works on this database: the operator is told where the run will go
     expect(stderr).toContain('no crm-sync is running on this database')
   })

@@ -1,4 +1,5 @@
-// The reservation simulator: bare records, Token auth, paging and ordering, embedded contacts.
+// The reservation simulator: bare records, Token auth, paging and ordering, embedded contacts, tags
+// and webforms with the paging of an index the document does not describe, the tags of contacts.
 import { describe, expect, it } from 'vitest'
 import { harness } from './helpers.ts'
 
@@ -176,5 +177,64 @@ describe('reservation service', () => {
       'Post',
     ])
     expect((await reservation.get('contacts/search', { last: 'niemand' })).body).toEqual([])
+  })
+
+  it('lists tags and webforms ignoring perpage and repeating the last page past the end, by default', async () => {
+    const { sandbox, reservation } = await harness({ undocumentedPaging: { pageSize: 3 } })
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) sandbox.control.reservation.create('tags', { name })
+    const names = async (query: Record<string, number>) =>
+      ((await reservation.get('tags', query)).body as { name: string }[]).map((tag) => tag.name)
+    expect(await names({ perpage: 100 })).toEqual(['a', 'b', 'c'])
+    expect(await names({ perpage: 100, page: 2 })).toEqual(['d', 'e', 'f'])
+    expect(await names({ perpage: 100, page: 3 })).toEqual(['d', 'e', 'f'])
+    sandbox.control.setUndocumentedPaging({ page: 'ignored' })
+    expect(await names({ perpage: 2, page: 2 })).toEqual(['a', 'b', 'c', 'd', 'e', 'f'])
+    sandbox.control.setUndocumentedPaging({ perpage: 'honoured', page: 'honoured' })
+    expect(await names({ perpage: 4, page: 2 })).toEqual(['e', 'f'])
+    expect(await names({ perpage: 4, page: 3 })).toEqual([])
+
+    const form = await reservation.send('POST', 'webforms', { webform: { name: 'Terrasse' } })
+    expect(form.status).toBe(201)
+    expect(form.body).toMatchObject({ name: 'Terrasse', active: true, area_id: null })
+    expect((await reservation.get('webforms')).body).toEqual([form.body])
+    expect(
+      (await reservation.send('PUT', `webforms/${form.body.id}`, { webform: { active: false } })).status,
+    ).toBe(200)
+    expect((await reservation.send('DELETE', `webforms/${form.body.id}`, undefined)).status).toBe(200)
+    expect((await reservation.get(`webforms/${form.body.id}`)).status).toBe(404)
+  })
+
+  it("shows a contact's tags with include_tags=true; renames and deletes reach them, untouched", async () => {
+    const { sandbox, reservation } = await harness()
+    const contact = sandbox.control.reservation.create('contacts', { last: 'Gast' })
+    const vip = sandbox.control.reservation.create('tags', { name: 'VIP' })
+    const regular = sandbox.control.reservation.create('tags', { name: 'Stammgast' })
+    // Over the control API's HTTP routes, as the demo would.
+    const control = `${sandbox.reservationUrl}/__sandbox/reservation/contacts/${contact.id}/tags`
+    const post = (tagId: number) =>
+      fetch(control, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ tag_id: tagId }),
+      })
+    expect((await post(vip.id)).status).toBe(201)
+    expect((await post(regular.id)).status).toBe(201)
+    expect((await post(999)).status).toBe(422)
+    const shown = async () => (await reservation.get(`contacts/${contact.id}`, { include_tags: 'true' })).body
+    expect((await shown()).tags).toEqual([
+      { id: vip.id, name: 'VIP' },
+      { id: regular.id, name: 'Stammgast' },
+    ])
+    expect(await reservation.get(`contacts/${contact.id}`).then((answer) => answer.body)).not.toHaveProperty(
+      'tags',
+    )
+    sandbox.control.reservation.update('tags', vip.id, { name: 'Sehr wichtig' })
+    sandbox.control.reservation.destroy('tags', regular.id)
+    expect((await shown()).tags).toEqual([{ id: vip.id, name: 'Sehr wichtig' }])
+    expect((await fetch(`${control}/${vip.id}`, { method: 'DELETE' })).status).toBe(204)
+    expect((await fetch(`${control}/${vip.id}`, { method: 'DELETE' })).status).toBe(404)
+    expect((await shown()).tags).toEqual([])
+    // None of it touched the contact (childChangesTouchParent is false by default).
+    expect((await shown()).updated_at).toBe(contact.updated_at)
   })
 })

@@ -138,7 +138,7 @@ describe('starting runs', () => {
     expect(started.status).toBe('started')
     expect(jobs).toHaveLength(crmNames.length)
     await expect(
-      startRun(deps, { mode: 'full', resources: ['crm.notes'], requestedBy: 'test' }),
+      startRun(deps, { mode: 'full', resources: ['crm.nonsense'], requestedBy: 'test' }),
     ).rejects.toThrow(RunRequestError)
     await expect(
       startRun(deps, { mode: 'full', resources: ['reservations.contacts'], requestedBy: 'test' }),
@@ -297,13 +297,13 @@ describe('the sweep handler', () => {
     await handler([{ id: 'old-1', data: { run: 'x' }, signal }])
     const { result } = await startTestRun(database.db, { mode: 'full', resources: ['crm.tasks'] })
     const runId = result.status === 'started' ? result.runId : 0
-    await sql`update sync.run_resources set resource = 'crm.notes' where run_id = ${runId}`.execute(
+    await sql`update sync.run_resources set resource = 'crm.nonsense' where run_id = ${runId}`.execute(
       database.db,
     )
-    await handler([{ id: 'old-2', data: { runId, resource: 'crm.notes' }, signal }])
+    await handler([{ id: 'old-2', data: { runId, resource: 'crm.nonsense' }, signal }])
     expect(await readRun(database.db, runId)).toMatchObject({
       status: 'failed',
-      error: 'crm.notes: unknown resource crm.notes',
+      error: 'crm.nonsense: unknown resource crm.nonsense',
     })
   })
 

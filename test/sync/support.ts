@@ -125,13 +125,14 @@ export interface MirrorRow {
 /** The live rows of a main table: id, updated_at (ms) and, for tagged resources, sorted tag names. */
 export async function mirrorOf(db: Db, resource: AnyResource): Promise<MirrorRow[]> {
   const [schema, name] = resource.name.split('.') as [string, string]
-  const tagged = resource.children.some((mapping) => mapping.key === 'tags')
+  const tagTable = resource.children.find((mapping) => mapping.key === 'tags')?.child.table
+  const tagged = tagTable !== undefined
   const withUpdated = 'updated_at' in resource.columns
   const result = await sql<{ id: number; updated_at: Date | null; tags: string[] | null }>`
     select m.id, ${withUpdated ? sql`m.updated_at` : sql`null`} as updated_at,
       ${
         tagged
-          ? sql`(select array_agg(t.name) from crm.tags t
+          ? sql`(select array_agg(t.name) from ${sql.table(tagTable)} t
                  where t._parent_resource = ${resource.name} and t._parent_id = m.id)`
           : sql`null`
       } as tags

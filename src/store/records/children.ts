@@ -42,6 +42,13 @@ export function includesByTable(resource: Resource): { child: ChildTable; keys: 
   return [...tables].map(([child, keys]) => ({ child, keys }))
 }
 
+/** The upstream key of the column that bare ids go into (see `ChildMapping.idColumn`). */
+function idKeyOf(specs: ColumnSpec[], column: string): string {
+  const spec = specs.find((candidate) => candidate.name === column)
+  if (!spec) throw new Error(`child mapping names idColumn ${column}, which its child table does not have`)
+  return spec.key
+}
+
 /**
  * The rows of every child table for the parents in `replace` (per child table, the ids whose
  * children are replaced; the records carry every include that feeds the table).
@@ -84,10 +91,19 @@ function childBatches(
       for (const mapping of batch.mappings) {
         const items = record[mapping.key]
         if (!Array.isArray(items)) continue
+        // Bare ids (a note's `person_ids`) become items holding the id under its column's key.
+        const idKey = mapping.idColumn === undefined ? undefined : idKeyOf(batch.specs, mapping.idColumn)
         for (let index = 0; index < items.length; index++) {
           const item: unknown = items[index]
-          if (typeof item !== 'object' || item === null) continue
-          pushColumns(batch.specs, batch.columns, item as UpstreamRecord, convert, mapping.defaults)
+          let source: UpstreamRecord
+          if (idKey === undefined) {
+            if (typeof item !== 'object' || item === null) continue
+            source = item as UpstreamRecord
+          } else {
+            if (typeof item !== 'number' && typeof item !== 'string') continue
+            source = { [idKey]: item }
+          }
+          pushColumns(batch.specs, batch.columns, source, convert, mapping.defaults)
           if (parentArray) parentArray[parentArray.length - 1] = String(parentId)
           batch.rowParents.push(parentId)
           batch.ordinals.push(ordinal++)

@@ -32,7 +32,7 @@ import {
   SweepYielded,
 } from './context.ts'
 import { reconcileUnseen } from './reconcile.ts'
-import { verificationDue } from './verification.ts'
+import { serviceVerificationCost, verificationDue } from './verification.ts'
 import { type WalkResult, walkPages } from './walk.ts'
 
 export interface SweepTask {
@@ -124,9 +124,17 @@ async function sweepPhases(ctx: SweepContext, claimed: ClaimedSweep): Promise<Wa
 /** Whether the resource's deletions show only in a complete walk (it has no count route, or no updated_at). */
 const verifiedByWalk = (resource: AnyResource) => !(resource.routes.count && hasUpdatedAt(resource))
 
+/** What verifying every resource of this one's upstream costs, from their live rows. */
+function serviceCost(ctx: SweepContext): Promise<number> {
+  return serviceVerificationCost(
+    ctx.resource.service,
+    (resource) => countLiveRows(ctx.db, resource),
+    ctx.settings.verification,
+  )
+}
+
 async function verificationIsDue(ctx: SweepContext, last: Date | null): Promise<boolean> {
-  const live = await countLiveRows(ctx.db, ctx.resource)
-  return verificationDue(ctx.resource, last, live, ctx.settings.verification, new Date())
+  return verificationDue(ctx.resource, last, await serviceCost(ctx), ctx.settings.verification, new Date())
 }
 
 /**
@@ -161,7 +169,7 @@ async function countIsDue(ctx: SweepContext, claimed: ClaimedSweep, walked: Walk
   const last = counted && full ? (counted > full ? counted : full) : (counted ?? full)
   const model = ctx.resource.webhookModel
   if (last && model && (await deliveredSince(ctx.db, model, last))) return true
-  return verificationDue(ctx.resource, last, live, ctx.settings.verification, new Date())
+  return verificationDue(ctx.resource, last, await serviceCost(ctx), ctx.settings.verification, new Date())
 }
 
 async function walk(

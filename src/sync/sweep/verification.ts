@@ -7,7 +7,8 @@
 // Verification is all an idle cycle spends beyond its first page, and a complete walk costs a page per
 // 250 records: it is scheduled by its cost against the budget, not run every cycle. A resource is
 // verified at most every other interval, and no more often than lets the verifications of all the
-// resources of its upstream use RECONCILE_BUDGET_PERCENT of that upstream's budget. A count is also taken
+// resources of its upstream use RECONCILE_BUDGET_PERCENT of that upstream's budget: every resource of
+// an upstream has the period that the cost of verifying them all takes at that share. A count is also taken
 // whenever the resource changed since the last one (the walk saw newer records, or deliveries came):
 // a delivery dropped among others is found at once, an idle account costs 1.5 requests a cycle.
 // Deletions that cascade from a tombstoned parent do not wait for any of this (sync/refresh/dependant-checks.ts).
@@ -30,18 +31,37 @@ export function verificationCost(
   return Math.ceil(liveRows / settings.upstreams[resource.service].pageSize) + 1
 }
 
-/** Seconds between two verifications of the resource. */
+/**
+ * What verifying every resource of the service costs, from each resource's live rows (asked only of
+ * the resources verified by a walk: a count costs one request whatever the size).
+ */
+export async function serviceVerificationCost(
+  service: AnyResource['service'],
+  liveRows: (resource: AnyResource) => Promise<number>,
+  settings: VerificationSettings,
+): Promise<number> {
+  let cost = 0
+  for (const resource of resources.filter((other) => other.service === service)) {
+    const walked = !(resource.routes.count && hasUpdatedAt(resource))
+    cost += walked ? verificationCost(resource, await liveRows(resource), settings) : 1
+  }
+  return cost
+}
+
+/**
+ * Seconds between two verifications of a resource of the service: what verifying all of them costs
+ * (`serviceCost`), spread so that they use `budgetShare` of the service's budget; a list of ten
+ * records then never makes a walk of 40,000 wait longer than its own cost does.
+ */
 export function verificationPeriodSeconds(
-  resource: AnyResource,
-  liveRows: number,
+  service: AnyResource['service'],
+  serviceCost: number,
   settings: VerificationSettings,
 ): number {
-  const upstream = settings.upstreams[resource.service]
-  const sharing = resources.filter((other) => other.service === resource.service).length
-  const cost = verificationCost(resource, liveRows, settings)
+  const upstream = settings.upstreams[service]
   return Math.max(
     2 * settings.intervalSeconds,
-    (cost * sharing) / (settings.budgetShare * upstream.requestsPerSecond),
+    serviceCost / (settings.budgetShare * upstream.requestsPerSecond),
   )
 }
 
@@ -52,12 +72,12 @@ export function verificationPeriodSeconds(
 export function verificationDue(
   resource: AnyResource,
   last: Date | null,
-  liveRows: number,
+  serviceCost: number,
   settings: VerificationSettings,
   now: Date,
 ): boolean {
   if (!last) return true
   const slack = settings.intervalSeconds * 100
-  const period = verificationPeriodSeconds(resource, liveRows, settings) * 1000
+  const period = verificationPeriodSeconds(resource.service, serviceCost, settings) * 1000
   return now.getTime() - last.getTime() + slack >= period
 }
