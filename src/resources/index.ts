@@ -2,7 +2,7 @@
 // (crm.ts, reservation.ts; the CRM's child tables in crm-children.ts); every list of resources, tables,
 // webhook models and the Kysely table types (src/store/schema.ts) is derived from it below, so that a new
 // resource is its entry there, its migration and its simulator kind (sandbox/), and nothing else.
-// The migrations are frozen SQL and do not import this file; test/schema.test.ts proves the two agree.
+// The migrations are frozen SQL and do not import this file; test/store/schema.test.ts proves the two agree.
 import { crmResources } from './crm.ts'
 import { reservationResources } from './reservation.ts'
 import type { ChildMapping, Resource } from './types.ts'
@@ -35,7 +35,7 @@ export type AnyChildTable = AnyResource['children'][number]['child']
 /** Qualified names (`crm.people`): the CLI's `resync --resource` help, retention of sweep rows. */
 export const resourceNames: ResourceName[] = resources.map((r) => r.name)
 
-/** Child tables, each once, in the order resources map them: the demo's queries, test/schema.test.ts. */
+/** Child tables, each once, in the order resources map them: the demo's queries, test/store/schema.test.ts. */
 export const childTables: AnyChildTable[] = [
   ...new Set(
     resources.flatMap((r): readonly ChildMapping<AnyChildTable>[] => r.children).map((m) => m.child),

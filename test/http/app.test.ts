@@ -1,14 +1,14 @@
 import { Hono } from 'hono'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createHttpApp } from '../src/http/app.ts'
-import { createDb, createPool } from '../src/store/database.ts'
-import { migrationFileCount } from '../src/store/migrate.ts'
+import { createHttpApp } from '../../src/http/app.ts'
+import { createDb, createPool } from '../../src/store/database.ts'
+import { migrationFileCount } from '../../src/store/migrate.ts'
 import {
   createTestDatabase,
   dropTestDatabase,
   type TestDatabase,
   useTestDatabase,
-} from './support/database.ts'
+} from '../support/database.ts'
 
 const database = useTestDatabase()
 const TOKEN = 'admin-token-0123456789'

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { freePort } from '../src/store/free-port.ts'
-import { useTestDatabase, waitForLockWaiter } from './support/database.ts'
-import { type CliProcess, readyStatus, runCli, settledWithin, waitFor } from './support/process.ts'
+import { freePort } from '../../src/store/free-port.ts'
+import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
+import { type CliProcess, readyStatus, runCli, settledWithin, waitFor } from '../support/process.ts'
 
 const database = useTestDatabase()
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef'

@@ -3,23 +3,23 @@
 import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { removeStrayChildren } from '../migrations/0007_children_match_parents.ts'
-import { childTables, deals, people, resources } from '../src/resources/index.ts'
-import { createDb, createPool } from '../src/store/database.ts'
+import { removeStrayChildren } from '../../migrations/0007_children_match_parents.ts'
+import { childTables, deals, people, resources } from '../../src/resources/index.ts'
+import { createDb, createPool } from '../../src/store/database.ts'
 import {
   MIGRATION_LOCK_TIMEOUT_MS,
   migrateToLatest,
   migrationFileCount,
   pendingMigrations,
-} from '../src/store/migrate.ts'
-import { upsertRecords } from '../src/store/records.ts'
+} from '../../src/store/migrate.ts'
+import { upsertRecords } from '../../src/store/records.ts'
 import {
   createTestDatabase,
   dropTestDatabase,
   type TestDatabase,
   useTestDatabase,
-} from './support/database.ts'
-import { settledWithin } from './support/process.ts'
+} from '../support/database.ts'
+import { settledWithin } from '../support/process.ts'
 
 const created: TestDatabase[] = []
 afterAll(async () => {

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { freePort } from '../src/store/free-port.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from './support/database.ts'
-import { readyStatus, runCli, waitFor } from './support/process.ts'
+import { freePort } from '../../src/store/free-port.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { readyStatus, runCli, waitFor } from '../support/process.ts'
 
 const crm = { CRM_BASE_URL: 'https://crm.example.com', CRM_API_KEY: 'anything' }
 const databases: TestDatabase[] = []

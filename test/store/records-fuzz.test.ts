@@ -4,11 +4,11 @@
 // and only an id or `updated_at` the sync cannot use rejects the batch (InvalidRecordError).
 import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { parseRecords } from '../src/api-client/records.ts'
-import { coerce } from '../src/resources/columns.ts'
-import { bookings, contacts, deals, people, type Resource, tasks } from '../src/resources/index.ts'
-import { InvalidRecordError, type UpstreamRecord, upsertRecords } from '../src/store/records.ts'
-import { useTestDatabase } from './support/database.ts'
+import { parseRecords } from '../../src/api-client/records.ts'
+import { coerce } from '../../src/resources/columns.ts'
+import { bookings, contacts, deals, people, type Resource, tasks } from '../../src/resources/index.ts'
+import { InvalidRecordError, type UpstreamRecord, upsertRecords } from '../../src/store/records.ts'
+import { useTestDatabase } from '../support/database.ts'
 
 const database = useTestDatabase()
 

@@ -8,10 +8,10 @@ import {
   DELIVERY_BUDGET_MS,
   InboxBusy,
   MAX_WAITING_DELIVERIES,
-} from '../src/receiver/inbox-writer.ts'
-import { type DeliveryRow, InboxTimeout } from '../src/store/inbox.ts'
-import { useTestDatabase, waitForLockWaiter } from './support/database.ts'
-import { settledWithin, waitFor } from './support/process.ts'
+} from '../../src/receiver/inbox-writer.ts'
+import { type DeliveryRow, InboxTimeout } from '../../src/store/inbox.ts'
+import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
+import { settledWithin, waitFor } from '../support/process.ts'
 
 const database = useTestDatabase()
 

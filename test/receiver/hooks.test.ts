@@ -4,13 +4,13 @@
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../sandbox/index.ts'
-import { type CrmClient, createCrmClient, createUpstreamMetrics } from '../src/api-client/index.ts'
-import { createHttpApp } from '../src/http/app.ts'
-import { createLogger } from '../src/log.ts'
-import { isOwnHook, maskTarget, registerHooks, removeHooks } from '../src/receiver/registration.ts'
-import { useTestDatabase } from './support/database.ts'
-import { receiverFor, SECRET } from './support/receiver.ts'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { type CrmClient, createCrmClient, createUpstreamMetrics } from '../../src/api-client/index.ts'
+import { createHttpApp } from '../../src/http/app.ts'
+import { createLogger } from '../../src/log.ts'
+import { isOwnHook, maskTarget, registerHooks, removeHooks } from '../../src/receiver/registration.ts'
+import { useTestDatabase } from '../support/database.ts'
+import { receiverFor, SECRET } from '../support/receiver.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })

@@ -2,29 +2,29 @@
 // directly; the last test watches the running service do the work.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../sandbox/index.ts'
-import { createUpstreamMetrics } from '../src/api-client/index.ts'
-import { parseConfig } from '../src/config/index.ts'
-import { createMetricsRoute } from '../src/http/metrics.ts'
-import { createLogger } from '../src/log.ts'
-import { createMetrics, type MetricsSources } from '../src/metrics/index.ts'
-import { createReceiverCounters } from '../src/receiver/counters.ts'
-import { people } from '../src/resources/index.ts'
-import { insertAcceptedDelivery, insertRejectedDelivery, markDeliveryProcessed } from '../src/store/inbox.ts'
-import { upsertRecords } from '../src/store/records.ts'
-import { claimSweep, createRun, finishSweep, type RunView } from '../src/store/runs.ts'
-import { writeResourceState } from '../src/store/sync-state.ts'
-import { type JobQueue, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
-import { runEndedBy } from '../src/sync/sweep/run-end.ts'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { createUpstreamMetrics } from '../../src/api-client/index.ts'
+import { parseConfig } from '../../src/config/index.ts'
+import { createMetricsRoute } from '../../src/http/metrics.ts'
+import { createLogger } from '../../src/log.ts'
+import { createMetrics, type MetricsSources } from '../../src/metrics/index.ts'
+import { createReceiverCounters } from '../../src/receiver/counters.ts'
+import { people } from '../../src/resources/index.ts'
+import { insertAcceptedDelivery, insertRejectedDelivery, markDeliveryProcessed } from '../../src/store/inbox.ts'
+import { upsertRecords } from '../../src/store/records.ts'
+import { claimSweep, createRun, finishSweep, type RunView } from '../../src/store/runs.ts'
+import { writeResourceState } from '../../src/store/sync-state.ts'
+import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
+import { runEndedBy } from '../../src/sync/sweep/run-end.ts'
 import {
   createTestDatabase,
   dropTestDatabase,
   type TestDatabase,
   useTestDatabase,
-} from './support/database.ts'
-import { type Engine, startEngine } from './support/engine.ts'
-import { waitFor } from './support/process.ts'
-import { metricTypes, sampleOf } from './support/prometheus.ts'
+} from '../support/database.ts'
+import { type Engine, startEngine } from '../support/engine.ts'
+import { waitFor } from '../support/process.ts'
+import { metricTypes, sampleOf } from '../support/prometheus.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const running = new Set<ChildProcess>()
 
 // A test that fails or times out must not leave its demo running: two Ctrl-Cs end it at once (its

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, parseConfig, readEnvironment } from '../src/config/index.ts'
+import { ConfigError, parseConfig, readEnvironment } from '../../src/config/index.ts'
 
 const minimal = { CRM_BASE_URL: 'https://crm.example.com/', CRM_API_KEY: 'crm-key-123' }
 

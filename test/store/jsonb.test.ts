@@ -8,7 +8,7 @@ import {
   serialize,
   storable,
   storableText,
-} from '../src/store/jsonb.ts'
+} from '../../src/store/jsonb.ts'
 
 const brackets = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`
 

@@ -5,9 +5,9 @@ import http, { type Server } from 'node:http'
 import net, { type AddressInfo } from 'node:net'
 import { Hono } from 'hono'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createMetricsRoute } from '../src/http/metrics.ts'
-import { closeServer, listen, SERVER_TIMEOUTS } from '../src/http/server.ts'
-import { settledWithin, waitFor } from './support/process.ts'
+import { createMetricsRoute } from '../../src/http/metrics.ts'
+import { closeServer, listen, SERVER_TIMEOUTS } from '../../src/http/server.ts'
+import { settledWithin, waitFor } from '../support/process.ts'
 
 const servers: Server[] = []
 const sockets: net.Socket[] = []

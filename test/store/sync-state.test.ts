@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { people } from '../src/resources/index.ts'
-import { tombstone, upsertRecords } from '../src/store/records.ts'
+import { people } from '../../src/resources/index.ts'
+import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import {
   countLiveRows,
   readResourceState,
   readResourceStates,
   writeResourceState,
-} from '../src/store/sync-state.ts'
-import { useTestDatabase } from './support/database.ts'
+} from '../../src/store/sync-state.ts'
+import { useTestDatabase } from '../support/database.ts'
 
 const database = useTestDatabase()
 

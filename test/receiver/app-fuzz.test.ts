@@ -4,10 +4,10 @@
 // on many random inputs of each outcome, not on one example.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createHttpApp } from '../src/http/app.ts'
-import { WEBHOOK_EVENTS, WEBHOOK_MODELS } from '../src/receiver/deliveries.ts'
-import { useTestDatabase } from './support/database.ts'
-import { receiverFor, SECRET } from './support/receiver.ts'
+import { createHttpApp } from '../../src/http/app.ts'
+import { WEBHOOK_EVENTS, WEBHOOK_MODELS } from '../../src/receiver/deliveries.ts'
+import { useTestDatabase } from '../support/database.ts'
+import { receiverFor, SECRET } from '../support/receiver.ts'
 
 const database = useTestDatabase()
 

@@ -3,14 +3,14 @@
 // periodic check (HOOKS_CHECK_INTERVAL) brings back a hook deleted in the CRM; /readyz and /metrics
 // show it. Against the sandbox, on a database of its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../sandbox/index.ts'
-import { createCrmClient, createUpstreamMetrics } from '../src/api-client/index.ts'
-import { createLogger } from '../src/log.ts'
-import { registerHooks } from '../src/receiver/registration.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from './support/database.ts'
-import { type Engine, startEngine } from './support/engine.ts'
-import { waitFor } from './support/process.ts'
-import { sampleOf } from './support/prometheus.ts'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { createCrmClient, createUpstreamMetrics } from '../../src/api-client/index.ts'
+import { createLogger } from '../../src/log.ts'
+import { registerHooks } from '../../src/receiver/registration.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { type Engine, startEngine } from '../support/engine.ts'
+import { waitFor } from '../support/process.ts'
+import { sampleOf } from '../support/prometheus.ts'
 
 const PREVIOUS = 'previous-secret-0123456789'
 const CURRENT = 'current-secret-0123456789'

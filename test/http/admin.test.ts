@@ -5,24 +5,24 @@ import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import type { Hono } from 'hono'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../sandbox/index.ts'
-import { parseConfig } from '../src/config/index.ts'
-import { createAdminApi } from '../src/http/admin.ts'
-import { createHttpApp } from '../src/http/app.ts'
-import { createLogger } from '../src/log.ts'
-import { resources } from '../src/resources/index.ts'
-import { claimSweep, finishSweep } from '../src/store/runs.ts'
-import { collectStatus } from '../src/sync/engine-status.ts'
-import { type JobQueue, QUEUES, startJobQueue } from '../src/sync/job-queue.ts'
-import { sweepEnqueuer } from '../src/sync/runs.ts'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { parseConfig } from '../../src/config/index.ts'
+import { createAdminApi } from '../../src/http/admin.ts'
+import { createHttpApp } from '../../src/http/app.ts'
+import { createLogger } from '../../src/log.ts'
+import { resources } from '../../src/resources/index.ts'
+import { claimSweep, finishSweep } from '../../src/store/runs.ts'
+import { collectStatus } from '../../src/sync/engine-status.ts'
+import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
+import { sweepEnqueuer } from '../../src/sync/runs.ts'
 import {
   createTestDatabase,
   dropTestDatabase,
   type TestDatabase,
   useTestDatabase,
-} from './support/database.ts'
-import { type Engine, startEngine } from './support/engine.ts'
-import { waitFor } from './support/process.ts'
+} from '../support/database.ts'
+import { type Engine, startEngine } from '../support/engine.ts'
+import { waitFor } from '../support/process.ts'
 
 const TOKEN = 'admin-token-0123456789abcdef'
 const database = useTestDatabase()

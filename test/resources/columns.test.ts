@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { coerce } from '../src/resources/columns.ts'
+import { coerce } from '../../src/resources/columns.ts'
 
 describe('coerce', () => {
   it.each([
