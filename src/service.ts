@@ -131,6 +131,14 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
         jobs: async () => {
           if (!(await queue.isInstalled())) throw new Error('the job queue is not installed')
         },
+        // An upstream that refuses the key: nothing will sync until the key is fixed.
+        upstream_keys: async () => {
+          const refused = [...upstreamMetrics.authFailures].map(
+            ([upstream, failure]) =>
+              `${upstream} refused the API key at ${failure.at.toISOString()}: ${failure.message}`,
+          )
+          if (refused.length > 0) throw new Error(refused.join('; '))
+        },
       },
       reports: { hooks: hookStatus },
       adminToken: config.adminToken,

@@ -125,3 +125,15 @@ export function createBudget(options: BudgetOptions): Budget {
     },
   }
 }
+
+/**
+ * A budget that grants every request at once and shares nothing: for one request made outside the
+ * engine's work (`crm-sync check` before the database holds the shared budget).
+ */
+export function unsharedBudget(): Budget {
+  return {
+    take: async () => ({ slot: 0, lease: 0, grantedAt: new Date() }),
+    release: async () => {},
+    rateLimited: async () => {},
+  }
+}

@@ -141,6 +141,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
           'upstream request',
         )
         if (outcome.kind === 'answer' && outcome.status < 300) {
+          metrics.authFailures.delete(service)
           return { status: outcome.status, body: outcome.body, fetchedAt: new Date(sentAt) }
         }
 
@@ -151,6 +152,14 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
           sentAt: new Date(sentAt),
         }
         const failure = classify(line, outcome, attempt)
+        if (failure.error instanceof UpstreamAuthError) {
+          const { status: code, message } = failure.error
+          metrics.authFailures.set(service, { status: code as number, message, at: new Date() })
+          logger.error(
+            { upstream: service, route: request.route, status: code },
+            `${service} refused the API key: ${message}`,
+          )
+        }
         const retryAfter =
           outcome.kind === 'answer' && outcome.status === 429 ? outcome.retryAfter : undefined
         const rateLimited = retryAfter !== undefined

@@ -29,6 +29,17 @@ export interface UpstreamMetrics {
   throttledSeconds: Counter
   /** Times the shared budget narrowed after a 429 at its limit, by `upstream`. */
   budgetNarrowed: Counter
+  /**
+   * Upstreams whose last answer in this process refused the key (401 or 403), with that answer; an
+   * upstream leaves it at its next answer of 2xx. Readiness and `crm_sync_upstream_auth_failing`.
+   */
+  authFailures: Map<string, AuthFailure>
+}
+
+export interface AuthFailure {
+  status: number
+  message: string
+  at: Date
 }
 
 export function createUpstreamMetrics(): UpstreamMetrics {
@@ -37,6 +48,7 @@ export function createUpstreamMetrics(): UpstreamMetrics {
     retries: createCounter(),
     throttledSeconds: createCounter(),
     budgetNarrowed: createCounter(),
+    authFailures: new Map(),
   }
 }
 

@@ -3,7 +3,7 @@
 import type { Logger } from '../log.ts'
 import type { Resource } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
-import { BUDGET_FLOOR_SHARE, createBudget } from './budget.ts'
+import { BUDGET_FLOOR_SHARE, type Budget, createBudget } from './budget.ts'
 import { type Clock, systemClock } from './clock.ts'
 import { type RejectedRecordError, type Service, UpstreamGoneError, UpstreamResponseError } from './errors.ts'
 import { createUpstream, type Query, type Upstream } from './http.ts'
@@ -34,6 +34,8 @@ export interface ClientDeps {
   random?: () => number
   /** Key of the shared budget; the service name unless a test needs one of its own. */
   budgetKey?: string
+  /** A budget in place of the shared one (`crm-sync check` on a database not yet migrated). */
+  budget?: Budget
 }
 
 export interface Order {
@@ -89,20 +91,22 @@ export function openUpstream(
   const clock = deps.clock ?? systemClock
   const windowMs = settings.windowSeconds * 1000
   const timeoutMs = settings.timeoutSeconds * 1000
-  const budget = createBudget({
-    db: deps.db,
-    key: deps.budgetKey ?? service,
-    service,
-    requests: settings.requests,
-    // The CRM publishes its limit; the reservation service does not, so its budget learns from 429s.
-    floor:
-      service === 'crm' ? settings.requests : Math.max(1, Math.ceil(settings.requests * BUDGET_FLOOR_SHARE)),
-    windowMs,
-    requestTimeoutMs: timeoutMs,
-    clock,
-    metrics: deps.metrics,
-    logger: deps.logger,
-  })
+  const budget =
+    deps.budget ??
+    createBudget({
+      db: deps.db,
+      key: deps.budgetKey ?? service,
+      service,
+      requests: settings.requests,
+      // The CRM publishes its limit; the reservation service does not, so its budget learns from 429s.
+      floor:
+        service === 'crm' ? settings.requests : Math.max(1, Math.ceil(settings.requests * BUDGET_FLOOR_SHARE)),
+      windowMs,
+      requestTimeoutMs: timeoutMs,
+      clock,
+      metrics: deps.metrics,
+      logger: deps.logger,
+    })
   return createUpstream(
     {
       service,

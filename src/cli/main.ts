@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from '../config/index.ts'
 import { configSecrets, createLogger, type Logger, secretScrubber } from '../log.ts'
+import { checkCommand } from './check.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
 import { hooksCommand } from './hooks.ts'
 import { migrateCommand } from './migrate.ts'
@@ -10,7 +11,14 @@ import { resyncCommand } from './resync.ts'
 import { startCommand } from './start.ts'
 import { statusCommand } from './status-command.ts'
 
-const commands: Command[] = [startCommand, migrateCommand, hooksCommand, resyncCommand, statusCommand]
+const commands: Command[] = [
+  startCommand,
+  migrateCommand,
+  checkCommand,
+  hooksCommand,
+  resyncCommand,
+  statusCommand,
+]
 
 const SANDBOX_SUMMARY = 'serve a simulated CRM and reservation service on loopback (from a clone)'
 

@@ -6,7 +6,7 @@
 //  - the database, read at each scrape: inbox depth and size, queue depth (cheap: an index, the
 //    size of the inbox's files, pg-boss's cached counts), live rows and drift (a count(*) per mirror
 //    table, so at most every `resourceCountsMaxAgeSeconds`).
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
@@ -102,6 +102,18 @@ export function createMetrics(sources: MetricsSources): Metrics {
     help: 'Hooks re-registered by the periodic checks of this process, by reason (missing, disabled, changed)',
     labelNames: ['reason'],
     registers,
+  })
+  new Gauge({
+    name: `${PREFIX}upstream_auth_failing`,
+    help: 'Whether the last answer of the upstream to this process refused the API key (401 or 403): 1, else 0',
+    labelNames: ['upstream'],
+    registers,
+    collect() {
+      this.reset()
+      for (const upstream of ['crm', 'reservation']) {
+        this.set({ upstream }, sources.upstream.authFailures.has(upstream) ? 1 : 0)
+      }
+    },
   })
   // Present at 0 from the start, so that increase() sees the first check that fails.
   for (const outcome of ['ok', 'repaired', 'failed']) hookChecks.inc({ outcome }, 0)

@@ -15,7 +15,7 @@ describe('crm-sync --help', () => {
   it('lists every command and exits 0', async () => {
     const { code, stdout } = await cli(['--help'], {}, cwd)
     expect(code).toBe(0)
-    for (const name of ['start', 'migrate', 'hooks', 'resync', 'status', 'sandbox']) {
+    for (const name of ['start', 'migrate', 'check', 'hooks', 'resync', 'status', 'sandbox']) {
       expect(stdout).toMatch(new RegExp(`^  ${name} `, 'm'))
     }
   })
@@ -23,6 +23,7 @@ describe('crm-sync --help', () => {
   it.each([
     ['start', 'Usage: crm-sync start'],
     ['migrate', 'Usage: crm-sync migrate'],
+    ['check', 'Usage: crm-sync check [--json]'],
     ['hooks', 'Usage: crm-sync hooks <register|list|remove>'],
     ['resync', 'Usage: crm-sync resync [--full] [--resource <name> ...] [--wait] [--json]'],
     ['status', 'Usage: crm-sync status [--json] [--no-hooks]'],

@@ -111,9 +111,9 @@ export function verificationSettings(config: Config): VerificationSettings {
   }
 }
 
-/** Counters that add to both; samples come from `shared`. */
+/** Counters that add to both; samples come from `shared`, as does the state of authorization. */
 export function teeMetrics(shared: UpstreamMetrics, local: UpstreamMetrics): UpstreamMetrics {
-  const tee = (name: keyof UpstreamMetrics) => ({
+  const tee = (name: Exclude<keyof UpstreamMetrics, 'authFailures'>) => ({
     add: (labels: Record<string, string>, amount?: number) => {
       shared[name].add(labels, amount)
       local[name].add(labels, amount)
@@ -125,6 +125,7 @@ export function teeMetrics(shared: UpstreamMetrics, local: UpstreamMetrics): Ups
     retries: tee('retries'),
     throttledSeconds: tee('throttledSeconds'),
     budgetNarrowed: tee('budgetNarrowed'),
+    authFailures: shared.authFailures,
   }
 }
 

@@ -1,0 +1,176 @@
+// `crm-sync check`: whether what the configuration names can be used, one line each: the database
+// (reached, migrated), each upstream's key (one cheap authenticated request), the CRM's hooks for
+// PUBLIC_URL, and whether PUBLIC_URL answers. It changes nothing: no migration, no hook registered.
+import { sql } from 'kysely'
+import { unsharedBudget } from '../api-client/budget.ts'
+import { createUpstreamClients, createUpstreamMetrics, UpstreamAuthError } from '../api-client/index.ts'
+import type { Config } from '../config/index.ts'
+import type { Logger } from '../log.ts'
+import { isOwnHook } from '../receiver/registration.ts'
+import { users } from '../resources/crm.ts'
+import { contacts } from '../resources/reservation.ts'
+import type { Db } from '../store/database.ts'
+import { appliedMigrationCount, migrationFileCount } from '../store/migrate.ts'
+import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
+import { openCommandDatabase } from './database.ts'
+
+export type CheckOutcome = 'ok' | 'warn' | 'fail' | 'skip'
+
+export interface CheckLine {
+  check: 'database' | 'crm' | 'reservation' | 'hooks' | 'public-url'
+  outcome: CheckOutcome
+  detail: string
+}
+
+export const checkCommand: Command = {
+  name: 'check',
+  summary: 'test the database, both API keys, the hooks and PUBLIC_URL, one line each',
+  usage: `Usage: crm-sync check [--json]
+
+Tests what the configuration names, and says what is wrong in one line each:
+  database     reached, and how many of its migrations are applied
+  crm          CRM_API_KEY: one authenticated request (the users index, one record)
+  reservation  RESERVATION_API_KEY: one authenticated request (the contacts index, one record)
+  hooks        the CRM's hooks that point at PUBLIC_URL (with PUBLIC_URL and WEBHOOK_SECRET)
+  public-url   whether PUBLIC_URL/healthz answers (a warning only: crm-sync start may not run yet)
+Changes nothing: no migration, no hook registered. Exits 0 when nothing failed, 1 otherwise.
+
+Options:
+  --json      the lines as JSON
+  -h, --help  show this help`,
+  options: {},
+  json: true,
+  run: check,
+}
+
+/** Where the database is, without its password. */
+export function describeDatabase(config: Config): string {
+  if (!config.databaseUrl) return `the embedded PostgreSQL under ${config.dataDir}`
+  try {
+    const url = new URL(config.databaseUrl)
+    return `${url.protocol}//${url.username ? `${decodeURIComponent(url.username)}@` : ''}${url.host}${url.pathname}`
+  } catch {
+    return 'DATABASE_URL (not a URL)'
+  }
+}
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+async function checkDatabase(db: Db): Promise<{ line: CheckLine; migrated: boolean }> {
+  try {
+    await sql`select 1`.execute(db)
+  } catch (error) {
+    return { line: { check: 'database', outcome: 'fail', detail: message(error) }, migrated: false }
+  }
+  const files = await migrationFileCount()
+  let applied = 0
+  try {
+    applied = await appliedMigrationCount(db)
+  } catch {
+    applied = 0 // no migration table yet
+  }
+  const migrated = applied >= files
+  const detail = `reached; ${applied} of ${files} migrations applied${migrated ? '' : ' (crm-sync migrate or start applies them)'}`
+  return { line: { check: 'database', outcome: migrated ? 'ok' : 'warn', detail }, migrated }
+}
+
+async function keyLine(check: 'crm' | 'reservation', base: string, ask: () => Promise<unknown>) {
+  try {
+    await ask()
+    return { check, outcome: 'ok', detail: `${base}: the key is accepted` } satisfies CheckLine
+  } catch (error) {
+    const what = error instanceof UpstreamAuthError ? 'the key is refused: ' : ''
+    return { check, outcome: 'fail', detail: `${base}: ${what}${message(error)}` } satisfies CheckLine
+  }
+}
+
+async function publicUrlLine(publicUrl: string): Promise<CheckLine> {
+  const url = `${publicUrl.replace(/\/+$/, '')}/healthz`
+  try {
+    const answer = await fetch(url, { signal: AbortSignal.timeout(5_000) })
+    return answer.ok
+      ? { check: 'public-url', outcome: 'ok', detail: `${publicUrl} answers /healthz` }
+      : { check: 'public-url', outcome: 'warn', detail: `${publicUrl}/healthz answered ${answer.status}` }
+  } catch (error) {
+    return {
+      check: 'public-url',
+      outcome: 'warn',
+      detail: `${publicUrl}/healthz did not answer (${message(error)}); is crm-sync start running behind it?`,
+    }
+  }
+}
+
+export async function runChecks(config: Config, db: Db, logger: Logger): Promise<CheckLine[]> {
+  const database = await checkDatabase(db)
+  // One attempt each, quickly: this is a look, not a sync. The shared budget once the schema holds it.
+  const quick = { ...config, upstream: { ...config.upstream, maxRetries: 0, timeoutSeconds: 10 } }
+  const clients = createUpstreamClients(quick, {
+    db,
+    logger,
+    metrics: createUpstreamMetrics(),
+    ...(database.migrated ? {} : { budget: unsharedBudget() }),
+  })
+  const lines: CheckLine[] = [database.line]
+  lines.push(
+    await keyLine('crm', config.crm.baseUrl, () => clients.crm.index(users, { page: 1, perPage: 1 })),
+  )
+  const { reservation } = clients
+  lines.push(
+    reservation && config.reservation
+      ? await keyLine('reservation', config.reservation.baseUrl, () =>
+          reservation.index(contacts, { page: 1, perPage: 1 }),
+        )
+      : { check: 'reservation', outcome: 'skip', detail: 'RESERVATION_BASE_URL is not set' },
+  )
+  if (!config.publicUrl || !config.webhookSecret) {
+    lines.push({ check: 'hooks', outcome: 'skip', detail: 'PUBLIC_URL or WEBHOOK_SECRET is not set' })
+    return lines
+  }
+  const base = config.publicUrl.replace(/\/+$/, '')
+  try {
+    const own = (await clients.crm.listHooks()).filter(
+      (hook) => isOwnHook(hook) && hook.target_url?.startsWith(`${base}/`),
+    )
+    lines.push({
+      check: 'hooks',
+      outcome: own.length > 0 ? 'ok' : 'warn',
+      detail: `${own.length} hooks of crm-sync point at ${config.publicUrl}${own.length ? '' : ' (crm-sync start registers them)'}`,
+    })
+  } catch (error) {
+    lines.push({ check: 'hooks', outcome: 'fail', detail: `cannot list the CRM's hooks: ${message(error)}` })
+  }
+  lines.push(await publicUrlLine(config.publicUrl))
+  return lines
+}
+
+export function renderChecks(lines: CheckLine[]): string {
+  const width = Math.max(...lines.map((line) => line.check.length))
+  return lines
+    .map((line) => `${line.outcome.padEnd(4)}  ${line.check.padEnd(width)}  ${line.detail}`)
+    .join('\n')
+}
+
+async function checksOf(config: Config, logger: Logger): Promise<CheckLine[]> {
+  const where = describeDatabase(config)
+  let database: Awaited<ReturnType<typeof openCommandDatabase>>
+  try {
+    database = await openCommandDatabase(config, logger)
+  } catch (error) {
+    return [{ check: 'database', outcome: 'fail', detail: `${where}: ${message(error)}` }]
+  }
+  try {
+    const lines = await runChecks(config, database.db, logger)
+    return lines.map((line) =>
+      line.check === 'database' ? { ...line, detail: `${where}: ${line.detail}` } : line,
+    )
+  } finally {
+    await database.close()
+  }
+}
+
+async function check({ config, logger, positionals, json }: CommandContext): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
+  const lines = await checksOf(config, logger)
+  console.log(json ? JSON.stringify({ checks: lines }) : renderChecks(lines))
+  return lines.some((line) => line.outcome === 'fail') ? EXIT.failed : EXIT.ok
+}
