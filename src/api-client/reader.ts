@@ -100,7 +100,9 @@ export function openUpstream(
       requests: settings.requests,
       // The CRM publishes its limit; the reservation service does not, so its budget learns from 429s.
       floor:
-        service === 'crm' ? settings.requests : Math.max(1, Math.ceil(settings.requests * BUDGET_FLOOR_SHARE)),
+        service === 'crm'
+          ? settings.requests
+          : Math.max(1, Math.ceil(settings.requests * BUDGET_FLOOR_SHARE)),
       windowMs,
       requestTimeoutMs: timeoutMs,
       clock,

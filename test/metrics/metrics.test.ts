@@ -10,7 +10,11 @@ import { createLogger } from '../../src/log.ts'
 import { createMetrics, type MetricsSources } from '../../src/metrics/index.ts'
 import { createReceiverCounters } from '../../src/receiver/counters.ts'
 import { people } from '../../src/resources/index.ts'
-import { insertAcceptedDelivery, insertRejectedDelivery, markDeliveryProcessed } from '../../src/store/inbox.ts'
+import {
+  insertAcceptedDelivery,
+  insertRejectedDelivery,
+  markDeliveryProcessed,
+} from '../../src/store/inbox.ts'
 import { upsertRecords } from '../../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, type RunView } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'

@@ -5,7 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { people, resourceNames } from '../../src/resources/index.ts'
-import { insertAcceptedDelivery, insertRejectedDelivery, markDeliveryProcessed } from '../../src/store/inbox.ts'
+import {
+  insertAcceptedDelivery,
+  insertRejectedDelivery,
+  markDeliveryProcessed,
+} from '../../src/store/inbox.ts'
 import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, saveSweepProgress } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
