@@ -5,6 +5,7 @@ import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { readInboxBacklog, readInboxBytes } from '../store/status-queries.ts'
+import { readResourceStates } from '../store/sync-state.ts'
 import { collectQueueCounts, collectResourceCounts } from '../sync/engine-status.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
 import { PREFIX } from './metric-prefix.ts'
@@ -42,6 +43,11 @@ export function createDatabaseGauges(registers: Registry[], sources: DatabaseSou
     'resource',
   ])
   const drift = gauge('drift', 'Remote count minus live rows, per resource (0 when in sync)', ['resource'])
+  const lastSuccess = gauge(
+    'last_success_timestamp_seconds',
+    'When the last sweep of the resource that succeeded ended, whichever process ran it (Unix seconds), by what it read: incremental (the newest pages) or full (every page)',
+    ['resource', 'mode'],
+  )
   const failures = new Counter({
     name: `${PREFIX}scrape_source_failures_total`,
     help: 'Scrapes in which a source (inbox, queues, resources) could not be read',
@@ -84,6 +90,23 @@ export function createDatabaseGauges(registers: Registry[], sources: DatabaseSou
           if (count.drift !== null) drift.set({ resource: count.resource }, count.drift)
         }
         countedAt = Date.now()
+      },
+    },
+    sweeps: {
+      gauges: [lastSuccess],
+      async read() {
+        const states = await readResourceStates(sources.db)
+        lastSuccess.reset()
+        for (const state of states) {
+          const { resource } = state
+          if (state.last_incremental_sync_at)
+            lastSuccess.set(
+              { resource, mode: 'incremental' },
+              state.last_incremental_sync_at.getTime() / 1000,
+            )
+          if (state.last_full_sync_at)
+            lastSuccess.set({ resource, mode: 'full' }, state.last_full_sync_at.getTime() / 1000)
+        }
       },
     },
   }

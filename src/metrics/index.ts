@@ -6,6 +6,7 @@
 //  - the database, read at each scrape: inbox depth and size, queue depth (cheap: an index, the
 //    size of the inbox's files, pg-boss's cached counts), live rows and drift (a count(*) per mirror
 //    table, so at most every `resourceCountsMaxAgeSeconds`).
+import { readFileSync } from 'node:fs'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
@@ -42,6 +43,11 @@ export interface Metrics extends Required<SyncObserver>, HookObserver {
   scrape(): Promise<string>
   contentType: string
 }
+
+/** The version of package.json, beside the sources in a clone and in the image. */
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version
 
 // From a payload applied within a second to a refresh that waited out a rate-limit pause.
 const FRESHNESS_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600]
@@ -103,6 +109,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     labelNames: ['reason'],
     registers,
   })
+  new Gauge({
+    name: `${PREFIX}build_info`,
+    help: 'Always 1; the labels say which crm-sync and which Node run this process',
+    labelNames: ['version', 'node'],
+    registers,
+  }).set({ version: VERSION, node: process.version }, 1)
   new Gauge({
     name: `${PREFIX}upstream_auth_failing`,
     help: 'Whether the last answer of the upstream to this process refused the API key (401 or 403): 1, else 0',

@@ -1,6 +1,8 @@
 // /metrics: the names, and that each one moves with what it counts. Unit tests drive createMetrics
 // directly; the last test watches the running service do the work.
+
 import { randomBytes, randomUUID } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createUpstreamMetrics } from '../../src/api-client/index.ts'
@@ -80,6 +82,9 @@ const OWN_METRICS = {
   crm_sync_drift: 'gauge',
   crm_sync_run_duration_seconds: 'histogram',
   crm_sync_scrape_source_failures_total: 'counter',
+  crm_sync_last_success_timestamp_seconds: 'gauge',
+  crm_sync_build_info: 'gauge',
+  crm_sync_upstream_auth_failing: 'gauge',
 }
 
 describe('the registry', () => {
@@ -351,6 +356,28 @@ describe('gauges read from the database at each scrape', () => {
     await upsertRecords(database.db, people, [record(4), record(5)], fetched)
     expect(sampleOf(await metrics.scrape(), 'crm_sync_drift', person)).toBe(0)
     expect(sampleOf(text, 'crm_sync_live_rows', { resource: 'reservations.contacts' })).toBeUndefined()
+  })
+
+  it('says which version runs, and when each resource last swept successfully, whoever swept it', async () => {
+    const { metrics } = metricsWith()
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'))
+    let text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_build_info', { version, node: process.version })).toBe(1)
+    const deals = { resource: 'crm.deals', mode: 'full' }
+    expect(sampleOf(text, 'crm_sync_last_success_timestamp_seconds', deals)).toBeUndefined()
+    const at = new Date('2026-11-25T12:00:00Z')
+    await writeResourceState(database.db, 'crm.deals', {
+      last_full_sync_at: at,
+      last_incremental_sync_at: at,
+    })
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_last_success_timestamp_seconds', deals)).toBe(at.getTime() / 1000)
+    expect(
+      sampleOf(text, 'crm_sync_last_success_timestamp_seconds', {
+        resource: 'crm.deals',
+        mode: 'incremental',
+      }),
+    ).toBe(at.getTime() / 1000)
   })
 
   it('counts live rows at most once per max age, however often it is scraped', async () => {
