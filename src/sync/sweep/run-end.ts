@@ -15,20 +15,41 @@ export async function runEndedBy(db: Db, runId: number, resource: string): Promi
   return sweep?.finished_at?.getTime() === run.finished_at.getTime() ? run : undefined
 }
 
-/** Tells the observer about the run if this sweep's end finished it. Never throws: the sweep is done. */
+/** The line a finished run is logged with: what it did, what it cost, how long it took. */
+function runSummary(run: RunView) {
+  const start = run.started_at ?? run.created_at
+  const sum = (field: 'records' | 'api_requests' | 'tombstoned') =>
+    run.resources.reduce((total, sweep) => total + (sweep[field] ?? 0), 0)
+  return {
+    runId: run.id,
+    mode: run.mode,
+    status: run.status,
+    seconds: run.finished_at ? Math.max(0, (run.finished_at.getTime() - start.getTime()) / 1000) : null,
+    resources: run.resources.length,
+    records: sum('records'),
+    requests: sum('api_requests'),
+    tombstoned: sum('tombstoned'),
+    ...(run.status === 'failed' ? { error: run.error } : {}),
+  }
+}
+
+/**
+ * Logs the run ("run finished", with its records, requests and duration) and tells the observer, if
+ * this sweep's end finished it. Never throws: the sweep is done.
+ */
 export async function reportRunEnd(
   deps: { db: Db; logger: Logger; observer?: SyncObserver },
   runId: number,
   resource: string,
 ): Promise<void> {
-  if (!deps.observer?.runFinished) return
   try {
     const run = await runEndedBy(deps.db, runId, resource)
-    if (run) deps.observer.runFinished(run)
+    if (!run) return
+    const summary = runSummary(run)
+    if (run.status === 'failed') deps.logger.warn(summary, 'run finished')
+    else deps.logger.info(summary, 'run finished')
+    deps.observer?.runFinished?.(run)
   } catch (error) {
-    deps.logger.warn(
-      { err: error },
-      'could not read the run that a sweep ended; its duration is not reported',
-    )
+    deps.logger.warn({ err: error }, 'could not read the run that a sweep ended; it is not reported')
   }
 }
