@@ -14,6 +14,7 @@ import {
   patchFaults,
   zeroCounters,
 } from './faults.ts'
+import { membersOf, PLURAL_OF } from './filter-groups.ts'
 import { renderHook } from './hooks.ts'
 import type { FieldErrors } from './http.ts'
 import type { Actor, Outcome } from './kind.ts'
@@ -115,6 +116,13 @@ export function createControl(state: SandboxState) {
       updatedChild(crm.updateChild(collection, id, 'addrs', addrId, fields, user()), collection, id),
     removeAddress: (collection: 'people' | 'companies', id: number, addrId: number) =>
       removedChild(crm.removeChild(collection, id, 'addrs', addrId, user()), collection, id),
+    /** A filter group's members now: their collection and ids in id order, or undefined. */
+    filterGroupMembers(id: number): { collection: CrmCollection; ids: number[] } | undefined {
+      const group = store.filter_groups.rows.get(id)
+      if (!group) return undefined
+      const ids = membersOf(store, group).map((row) => row.id)
+      return { collection: PLURAL_OF[group.model_type], ids }
+    },
     liveIds: (collection: CrmCollection): number[] => [...crmRows(collection).rows.keys()],
     deletedIds: (collection: CrmCollection): number[] => [...crmRows(collection).deleted.keys()],
     hooks: (): Rendered[] =>

@@ -1,6 +1,8 @@
 // Changes to the CRM account, whoever makes them (an API client or the control API playing a user
-// of the upstream's UI): validation, timestamps, cascades, and the webhooks every change fires.
+// of the upstream's UI): validation, timestamps, cascades, the webhooks every change fires, and the
+// activity each logs (activities.ts).
 
+import { logActivity } from './activities.ts'
 import { renderAddr, renderTag } from './child-views.ts'
 import { addrInput, mergeAddrs, mergeTags, tagInput } from './children.ts'
 import { type Clock, nowSeconds } from './clock.ts'
@@ -54,8 +56,16 @@ export function createCrmAccount(deps: CrmAccountDeps) {
     actor,
   })
 
-  function emit(kind: Kind, event: 'create' | 'update' | 'destroy', row: Stamped): void {
+  function emit(
+    kind: Kind,
+    event: 'create' | 'update' | 'destroy',
+    row: Stamped,
+    actor: Actor,
+    before?: object,
+  ): void {
     bump(deps.counters().changes, `${kind.wrapper}.${event}`)
+    const now = nowSeconds(deps.clock)
+    logActivity(store, deps.ids, { plural: kind.plural, verb: event, row, before, actor, now })
     if (!kind.model) return
     publish(store, deps.deliveries, {
       model: kind.model,
@@ -73,7 +83,7 @@ export function createCrmAccount(deps: CrmAccountDeps) {
     if (!deps.behaviour().childChangesTouchParent) return
     row.updated_at = now
     if ('updated_by_user_id' in row) row.updated_by_user_id = actor.userId
-    emit(kind, 'update', row)
+    emit(kind, 'update', row, actor)
   }
 
   /** Changes a record that refers to a destroyed one, as a sub-object change of its own. */
@@ -148,7 +158,7 @@ export function createCrmAccount(deps: CrmAccountDeps) {
       if (!outcome.ok) return outcome
       insert(kind.rows(store), outcome.row)
       linkReferences(store, plural, outcome.row)
-      emit(kind, 'create', outcome.row)
+      emit(kind, 'create', outcome.row, actor)
       return outcome
     },
 
@@ -157,10 +167,11 @@ export function createCrmAccount(deps: CrmAccountDeps) {
       const kind = kindOf(plural)
       const row = kind.rows(store).rows.get(id)
       if (!row) return null
+      const before = { ...row }
       const outcome = relinking(store, plural, row, () => kind.update(row, input, context(actor)))
       if (!outcome.ok) return outcome
       changed(kind.rows(store))
-      emit(kind, 'update', row)
+      emit(kind, 'update', row, actor, before)
       return outcome
     },
 
@@ -169,7 +180,7 @@ export function createCrmAccount(deps: CrmAccountDeps) {
       const row = kind.rows(store).rows.get(id)
       if (!row) return false
       const now = nowSeconds(deps.clock)
-      emit(kind, 'destroy', row)
+      emit(kind, 'destroy', row, actor)
       remove(kind.rows(store), id, now)
       unlinkReferences(store, plural, row)
       cascade(kind, id, actor, now)

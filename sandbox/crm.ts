@@ -7,6 +7,8 @@ import type { Clock } from './clock.ts'
 import type { CrmAccount } from './crm-account.ts'
 import { childRoutes } from './crm-child-routes.ts'
 import { hookRoutes } from './crm-hook-routes.ts'
+import type { Behaviour } from './faults.ts'
+import { filterGroupRoutes } from './filter-groups.ts'
 import { apiGate, type GateOptions } from './gate.ts'
 import {
   capitalised,
@@ -40,6 +42,7 @@ export interface CrmAppOptions {
   /** The user that owns the API key: API changes are made in their name. */
   apiUserId: number
   maxPerpage(): number
+  behaviour(): Behaviour
   gate: Omit<GateOptions, 'presentedKey'>
 }
 
@@ -76,6 +79,7 @@ export function createCrmApp(options: CrmAppOptions): Hono {
 
   /** The index rows of a kind after `order`, `filter[...]`, `tag_name`/`tag_id`, `deal_id`/`project_id`. */
   function listed(c: Context, kind: Kind): Stamped[] {
+    if (kind.index) return kind.index(store, parseFilters(c.req.queries()), options.behaviour())
     const order = parseOrder(c.req.query('order'), { hyphenated: false })
     const rows = sortedRows(kind.rows(store), order, kind.sortName)
     const filters = parseFilters(c.req.queries())
@@ -117,6 +121,8 @@ export function createCrmApp(options: CrmAppOptions): Hono {
     return unprocessable(c, outcome.errors)
   }
 
+  // A group's members, not the group (filter-groups.ts): before the kinds' `show` of the same path.
+  filterGroupRoutes(app, { account, maxPerpage: options.maxPerpage })
   for (const kind of Object.values(account.kinds)) {
     const base = `/api/${kind.plural}`
     const missing = (c: Context) => notFound(c, `${capitalised(kind.wrapper)} with 'id'=${c.req.param('id')}`)
@@ -152,6 +158,7 @@ export function createCrmApp(options: CrmAppOptions): Hono {
         wrapped(kind, row, kind.render(view, row, includes, parseMethods(c.req.query('methods')))),
       )
     })
+    if (kind.readOnly) continue
     app.post(base, async (c) => {
       const read = await readWrapped(c, kind.wrapper)
       if (!read.ok) return read.response

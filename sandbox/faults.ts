@@ -68,6 +68,12 @@ export const behaviourSchema = z.strictObject({
   childChangesTouchParent: z.boolean(),
   /** `remove`: a deleted contact is gone; `soft`: it stays listed with `deleted_at` set. */
   contactDeletion: z.enum(['remove', 'soft']),
+  /**
+   * Whether the activity log's index applies `filter[...]` (`filter[created_at][larger_than]`). Not
+   * shown: the default ignores them (every page of the whole log, newest first); `honoured` is a
+   * kinder variant a test names.
+   */
+  activityFilters: z.enum(['ignored', 'honoured']),
   /** People the account can hold; creating more answers 507. Null: unlimited. */
   maxPeople: z.number().int().min(0).nullable(),
   deliveryTimeoutMs: z.number().int().positive(),
@@ -84,6 +90,7 @@ export function defaultBehaviour(): Behaviour {
     maxPerpage: 250,
     childChangesTouchParent: false,
     contactDeletion: 'remove',
+    activityFilters: 'ignored',
     maxPeople: null,
     deliveryTimeoutMs: 10_000,
   }

@@ -2,9 +2,11 @@
 // entry of the table of kinds (kinds.ts), so routes are registered in a loop.
 import { z } from 'zod'
 import { parseTimestamp } from './clock.ts'
+import type { Behaviour } from './faults.ts'
 import { type FieldErrors, fieldErrors } from './http.ts'
 import type { Ids } from './ids.ts'
 import type { Plural } from './kinds.ts'
+import type { FieldFilter } from './listing.ts'
 import type { Generation } from './seeding.ts'
 import type { Collection, HookModel, Stamped, Store, UserRow } from './store.ts'
 import type { View } from './view.ts'
@@ -43,6 +45,13 @@ export interface Kind<R extends Stamped = Stamped> {
   wrapperOf?(row: R): string
   /** Webhook model, or null when the upstream sends no webhooks for it. */
   model: HookModel | null
+  /** Written by the upstream itself (activities): no create, update or destroy routes. */
+  readOnly?: boolean
+  /**
+   * The index rows, when the kind lists them its own way rather than by `order` and `filter[...]`
+   * (activities: newest first, filters as the behaviour says).
+   */
+  index?(store: Store, filters: readonly FieldFilter[], behaviour: Behaviour): Stamped[]
   attachableType: AttachableType | null
   includeOptions: readonly string[]
   rows(store: Store): Collection<R>

@@ -6,7 +6,10 @@
 // CRM only lists (reference data) is one entry here, built by `plainKind` from its table entry.
 
 import { customFieldTypes } from '../src/resources/crm.ts'
+import { activityKind } from './activities.ts'
+import { attachments } from './attachments.ts'
 import { companies } from './companies.ts'
+import { filterGroups } from './filter-groups.ts'
 import type { Kind } from './kind.ts'
 import { notes } from './notes.ts'
 import { people } from './people.ts'
@@ -22,6 +25,11 @@ export const crmKinds = {
   tasks,
   custom_fields_types: plainKind(customFieldTypes),
   protocols: notes,
+  filter_groups: filterGroups,
+  // After every kind it logs: its seed logs the creates of the records generated before it.
+  activities: activityKind,
+  // Last: its seed draws after every other kind's, so it changes none of theirs.
+  attachments,
 } as const
 
 export type Plural = keyof typeof crmKinds

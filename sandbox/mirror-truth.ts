@@ -10,10 +10,22 @@
 // (tags, contact details, positions, custom fields), compared by name, and those of bare ids (a note's
 // `person_ids`, as crm.note_links rows), compared by id. Copies of another record's
 // fields (a deal's people, a position's company name) and counts derived from other records are not.
+// Records are matched by the id the mirror keys them by: a number, or the text id of a resource whose
+// `id` column is text (an attachment's `uuid`, while the sandbox's own rows have numbers).
+// With `members: true`, the member sets of groups (crm.filter_group_members) too (member-truth.ts).
 import { sql } from 'kysely'
-import { type AnyResource, type ChildMapping, hasUpdatedAt, resources } from '../src/resources/index.ts'
+import {
+  type AnyResource,
+  type ChildMapping,
+  hasTextId,
+  hasUpdatedAt,
+  idOf,
+  type RecordId,
+  resources,
+} from '../src/resources/index.ts'
 import type { Db } from '../src/store/database.ts'
 import { isPlural } from './kinds.ts'
+import { compareMembers } from './member-truth.ts'
 import { isReservationCollection } from './reservation-kinds.ts'
 import type { Sandbox } from './sandbox.ts'
 
@@ -21,8 +33,8 @@ type UpstreamRecord = Record<string, unknown>
 
 /** What the sandbox holds of one resource. */
 export interface Truth {
-  liveIds(): number[]
-  get(id: number): UpstreamRecord | undefined
+  liveIds(): RecordId[]
+  get(id: RecordId): UpstreamRecord | undefined
 }
 
 /** Whether the sandbox has a kind for the resource (kinds.ts, reservation-kinds.ts): all but crm.users. */
@@ -37,16 +49,37 @@ export const simulatedResources: readonly AnyResource[] = resources.filter(simul
 export function truthOf(sandbox: Pick<Sandbox, 'control'>, resource: AnyResource): Truth {
   const { crm, reservation } = sandbox.control
   const collection = resource.path
+  if (resource.service === 'crm' && isPlural(collection) && hasTextId(resource)) {
+    // The sandbox's rows have numbers; the mirror keys them by their text id (attachments: `uuid`).
+    // `liveIds` reads the records; `get` looks them up in what it read last.
+    let byKey = new Map<RecordId, UpstreamRecord>()
+    const read = () => {
+      byKey = new Map()
+      for (const id of crm.liveIds(collection)) {
+        const record = crm.get(collection, id)
+        const key = record && idOf(resource, record)
+        if (record && key !== undefined && key !== null) byKey.set(key, record)
+      }
+      return [...byKey.keys()]
+    }
+    return { liveIds: read, get: (id) => byKey.get(id) }
+  }
   if (resource.service === 'crm' && isPlural(collection))
-    return { liveIds: () => crm.liveIds(collection), get: (id) => crm.get(collection, id) }
+    return {
+      liveIds: () => crm.liveIds(collection),
+      get: (id) => (typeof id === 'number' ? crm.get(collection, id) : undefined),
+    }
   if (resource.service === 'reservation' && isReservationCollection(collection))
-    return { liveIds: () => reservation.liveIds(collection), get: (id) => reservation.get(collection, id) }
+    return {
+      liveIds: () => reservation.liveIds(collection),
+      get: (id) => (typeof id === 'number' ? reservation.get(collection, id) : undefined),
+    }
   throw new Error(`the sandbox does not simulate ${resource.name}`)
 }
 
 export interface Difference {
   table: string
-  id: number
+  id: RecordId
   /** `missing`, `tombstoned`, `stale` (live in the mirror, deleted upstream), or what differs. */
   what: string
 }
@@ -70,6 +103,8 @@ export interface CompareOptions {
   fields?: boolean
   /** Differences listed per table (default 10). */
   limit?: number
+  /** Compare member sets too (crm.filter_group_members; member-truth.ts): they may lag (default false). */
+  members?: boolean
 }
 
 /** Columns compared as fields: plain text columns (see the head of this file). */
@@ -128,11 +163,13 @@ export async function compareTable(
   const limit = options.limit ?? 10
   const withFields = options.fields ?? true
   const differences: Difference[] = []
-  const note = (id: number, what: string) => {
+  const note = (id: RecordId, what: string) => {
     if (differences.length < limit) differences.push({ table, id, what })
   }
   const { rows } = await sql<MirrorRow>`select * from ${sql.table(table)}`.execute(db)
-  const mirror = new Map(rows.map((row) => [Number(row.id), row]))
+  const mirror = new Map(
+    rows.map((row) => [hasTextId(resource) ? String(row.id) : Number(row.id), row] as const),
+  )
   const children = withFields ? await mirrorChildren(db, resource) : new Map<string, string>()
   const fields = withFields ? comparedFields(resource) : []
   const mappings = withFields ? comparedChildren(resource) : []
@@ -187,6 +224,8 @@ export async function compareMirror(
   for (const resource of simulatedResources) {
     if (options.include && !options.include(resource)) continue
     compared.push(await compareTable(db, truthOf(sandbox, resource), resource, options))
+    const members = options.members ? await compareMembers(db, sandbox, resource, options.limit) : null
+    if (members) compared.push(members)
   }
   return compared
 }

@@ -73,6 +73,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clock,
     apiUserId: state.apiUserId,
     maxPerpage,
+    behaviour: () => behaviour,
     gate: gate('crm', crmApiKey),
   })
   const reservationApp = createReservationApp({

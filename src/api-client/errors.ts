@@ -80,10 +80,11 @@ export class UpstreamResponseError extends UpstreamError {
 export class RejectedRecordError extends Error {
   override name = 'RejectedRecordError'
   readonly resource: string
-  readonly id: number | null
+  /** The record's id (a string where the resource's ids are text), null when it has none. */
+  readonly id: number | string | null
   readonly field: string
 
-  constructor(resource: string, id: number | null, field: string, problem: string) {
+  constructor(resource: string, id: number | string | null, field: string, problem: string) {
     super(`${resource} ${id ?? '(no id)'}: ${field} ${problem}`)
     this.resource = resource
     this.id = id

@@ -8,7 +8,7 @@ import { PagingError } from './errors.ts'
 export interface PageLike {
   /** Items the upstream sent on this page, usable or not. */
   size: number
-  records: readonly { id: number }[]
+  records: readonly object[]
 }
 
 export interface PagingOptions {
@@ -16,6 +16,8 @@ export interface PagingOptions {
   total?: number | null
   /** Pages fetched at most, whatever else happens. */
   maxPages: number
+  /** A record's id, which tells a page repeated (default: its `id`; attachments: their `uuid`). */
+  idOf?: (record: Record<string, unknown>) => unknown
 }
 
 /** Pages the count allows at the learned page size, with room for records created during the walk. */
@@ -28,6 +30,7 @@ export async function* paginate<P extends PageLike>(
   fetchPage: (page: number) => Promise<P>,
   options: PagingOptions,
 ): AsyncGenerator<P> {
+  const idOf = options.idOf ?? ((record) => record.id)
   let pageSize = 0
   let previous = ''
   for (let page = 1; ; page++) {
@@ -41,7 +44,7 @@ export async function* paginate<P extends PageLike>(
     }
     const result = await fetchPage(page)
     if (result.size === 0) return
-    const ids = result.records.map((record) => record.id).join(',')
+    const ids = result.records.map((record) => String(idOf(record as Record<string, unknown>))).join(',')
     if (page > 1 && ids !== '' && ids === previous) return
     yield result
     if (result.size < pageSize) return

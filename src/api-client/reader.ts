@@ -1,7 +1,7 @@
 // Reading resources of the table in src/resources: index pages, every page, and show. The two clients
 // differ only in how they spell their queries and whether records come wrapped.
 import type { Logger } from '../log.ts'
-import type { Resource } from '../resources/index.ts'
+import { idOf, type Resource } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
 import { BUDGET_FLOOR_SHARE, type Budget, createBudget } from './budget.ts'
 import { type Clock, systemClock } from './clock.ts'
@@ -78,6 +78,7 @@ export type ShowResult =
 export interface ResourceReader {
   index(resource: Resource, query?: IndexQuery): Promise<RecordPage>
   pages(resource: Resource, query?: PagesQuery): AsyncGenerator<RecordPage>
+  /** By a numeric id: the resources with text ids (attachments) have no show route. */
   show(resource: Resource, id: number, options?: { includes?: readonly string[] }): Promise<ShowResult>
 }
 
@@ -161,14 +162,20 @@ export function createReader(options: ReaderOptions): ResourceReader {
     const answer = await upstream.send({
       method: 'GET',
       path: resource.path,
-      query: options.indexQuery(resource, { ...query, page, perPage: query.perPage ?? settings.pageSize }),
-      route: `${resource.path}.index`,
+      query: options.indexQuery(resource, {
+        ...query,
+        page,
+        perPage: query.perPage ?? resource.perPage ?? settings.pageSize,
+      }),
+      // A group's pages (`filter_groups/7`): one route, whatever the id.
+      route: `${resource.path.replace(/\/\d+(?=\/|$)/g, '/:id')}.index`,
     })
     if (!Array.isArray(answer.body)) {
       throw new UpstreamResponseError(
         { service: upstream.service, method: 'GET', path: `/api/${resource.path}`, sentAt: answer.fetchedAt },
         answer.status,
-        answer.body,
+        // A resource that discards keys (attachments' `data`) keeps no answer it could not parse.
+        resource.discard?.length ? '(not kept: it may hold what this resource discards)' : answer.body,
         'index answer is not an array',
       )
     }
@@ -189,7 +196,11 @@ export function createReader(options: ReaderOptions): ResourceReader {
 
     pages(resource, query = {}) {
       const { total, ...rest } = query
-      return paginate((page) => index(resource, { ...rest, page }), { total, maxPages: settings.maxPages })
+      return paginate((page) => index(resource, { ...rest, page }), {
+        total,
+        maxPages: settings.maxPages,
+        idOf: (record) => idOf(resource, record),
+      })
     },
 
     async show(resource, id, showOptions = {}) {

@@ -1,11 +1,22 @@
 // Records as the upstream sends them, checked at the edge. Only what the sync cannot work without
-// rejects a record: an id, and for resources ordered by it an `updated_at` that parses. Every other
-// field is judged by the rule the store writes it with (`coerce`): gender 2 or "female_user",
-// decimals as strings, `newsletter: false`, offsets or Z, nulls anywhere all pass. A value its column
-// cannot hold is reported as drift, not rejected: the row keeps null there and `_raw` keeps the value.
+// rejects a record: an id (a number, or for a resource with text ids such as attachments the string
+// under its id key, `uuid`), and for resources ordered by it an `updated_at` that parses. Keys the
+// resource discards (attachments' Base64 `data`) are dropped here, from the copy every record becomes,
+// before anything is written or logged. Every other field is judged by the rule the store writes it
+// with (`coerce`): gender 2 or "female_user", decimals as strings, `newsletter: false`, offsets or Z,
+// nulls anywhere all pass. A value its column cannot hold is reported as drift, not rejected: the row
+// keeps null there and `_raw` keeps the value.
 import { z } from 'zod'
 import { type Column, coerce } from '../resources/columns.ts'
-import { hasUpdatedAt, type Resource } from '../resources/index.ts'
+import {
+  hasTextId,
+  hasUpdatedAt,
+  idKey,
+  idOf,
+  parseId,
+  type RecordId,
+  type Resource,
+} from '../resources/index.ts'
 import { serialize } from '../store/jsonb.ts'
 import { RejectedRecordError } from './errors.ts'
 
@@ -23,6 +34,13 @@ export const recordId = z.unknown().transform((value, ctx) => {
   return z.NEVER
 })
 
+/** A text id (attachments' `uuid`): a string with more than white space, kept as it is. */
+const textId = z.unknown().transform((value, ctx) => {
+  if (typeof value === 'string' && value.trim() !== '') return value
+  ctx.addIssue({ code: 'custom', message: `${describe(value)}, not an id` })
+  return z.NEVER
+})
+
 const updatedAt = z.unknown().transform((value, ctx) => {
   if (typeof value === 'string' && coerce('timestamptz', value) !== null) return value
   ctx.addIssue({ code: 'custom', message: `${describe(value)}, not a timestamp` })
@@ -30,17 +48,23 @@ const updatedAt = z.unknown().transform((value, ctx) => {
 })
 
 /**
- * What the sync needs of every record. Only these keys are checked (and only they are in the output):
- * the record itself keeps every key as it came, its id as the number (see `parseRecord`).
+ * What the sync needs of every record: its id (under the resource's id key) and, where it is the
+ * sync's clock, `updated_at`. Only these keys are checked: the record itself keeps every key as it
+ * came but those discarded, a numeric id as the number (see `parseRecord`).
  */
-const ordered = z.object({ id: recordId, updated_at: updatedAt })
-const unordered = z.object({ id: recordId })
+function requirements(resource: Resource) {
+  const id = hasTextId(resource) ? textId : recordId
+  return hasUpdatedAt(resource)
+    ? z.object({ [idKey(resource)]: id, updated_at: updatedAt })
+    : z.object({ [idKey(resource)]: id })
+}
 
-export type FetchedRecord = { id: number; updated_at?: string; [key: string]: unknown }
+/** A record as parsed: every key as it came but those discarded; read its id with `idOf`. */
+export type FetchedRecord = { updated_at?: string; [key: string]: unknown }
 
 export interface Drift {
   resource: string
-  id: number
+  id: RecordId
   field: string
   value: unknown
 }
@@ -50,7 +74,10 @@ interface FieldCheck {
   column: Column
 }
 
-const checks = new Map<Resource, { ordered: boolean; fields: FieldCheck[] }>()
+const checks = new Map<
+  Resource,
+  { required: ReturnType<typeof requirements>; fields: FieldCheck[]; discard: readonly string[] }
+>()
 
 /** What a record of the resource is checked against, derived from its columns in the resource table. */
 function recordChecks(resource: Resource) {
@@ -61,8 +88,9 @@ function recordChecks(resource: Resource) {
       Object.entries(resource.columns).map(([name, column]) => [column.from ?? name, column]),
     )
     found = {
-      ordered: hasUpdatedAt(resource),
+      required: requirements(resource),
       fields: Object.entries(byKey).map(([key, column]) => ({ key, column })),
+      discard: resource.discard ?? [],
     }
     checks.set(resource, found)
   }
@@ -76,8 +104,9 @@ function storable(column: Column, value: unknown): boolean {
 }
 
 /**
- * The record with its id as a number, every key kept; throws a RejectedRecordError naming the
- * resource, id and field when the sync cannot use it. `onDrift` hears of values the mirror cannot hold.
+ * The record with a numeric id as the number, every key kept but those the resource discards; throws a
+ * RejectedRecordError naming the resource, id and field when the sync cannot use it. `onDrift` hears of
+ * values the mirror cannot hold.
  */
 export function parseRecord(
   resource: Resource,
@@ -88,27 +117,28 @@ export function parseRecord(
     throw new RejectedRecordError(resource.name, null, '(record)', `${describe(value)}, not an object`)
   }
   const source = value as Record<string, unknown>
-  const { ordered: hasOrder, fields } = recordChecks(resource)
-  const parsed = (hasOrder ? ordered : unordered).safeParse(value)
+  const { required, fields, discard } = recordChecks(resource)
+  const parsed = required.safeParse(value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     const field = String(issue?.path[0] ?? '(record)')
-    const id = coerce('bigint', source.id)
     throw new RejectedRecordError(
       resource.name,
-      typeof id === 'number' ? id : null,
+      idOf(resource, source),
       field,
       issue?.message ?? 'is invalid',
     )
   }
-  // A copy of the record with the id checked (a copy: zod copying every key would cost more).
-  const record: FetchedRecord = { ...source, id: parsed.data.id }
+  // A copy of the record with the id checked (a copy: zod copying every key would cost more), without
+  // the keys the resource discards.
+  const record: FetchedRecord = hasTextId(resource) ? { ...source } : { ...source, id: parsed.data.id }
+  for (const key of discard) delete record[key]
   // Drift is diagnostics, not validation: one plain pass with the store's own rule per column.
   if (onDrift) {
+    const id = parseId(resource, record[idKey(resource)]) as RecordId
     for (const { key, column } of fields) {
       const field = source[key]
-      if (!storable(column, field))
-        onDrift({ resource: resource.name, id: record.id, field: key, value: field })
+      if (!storable(column, field)) onDrift({ resource: resource.name, id, field: key, value: field })
     }
   }
   return record

@@ -8,6 +8,7 @@ import { type Command, type CommandContext, EXIT, UsageError } from './command.t
 import { hooksCommand } from './hooks.ts'
 import { migrateCommand } from './migrate.ts'
 import { resyncCommand } from './resync.ts'
+import { cancelCommand, runsCommand } from './runs.ts'
 import { startCommand } from './start.ts'
 import { statusCommand } from './status-command.ts'
 
@@ -17,6 +18,8 @@ const commands: Command[] = [
   checkCommand,
   hooksCommand,
   resyncCommand,
+  runsCommand,
+  cancelCommand,
   statusCommand,
 ]
 
@@ -29,8 +32,9 @@ ${[...commands.map((c) => [c.name, c.summary]), ['sandbox', SANDBOX_SUMMARY]]
   .map(([name, summary]) => `  ${name?.padEnd(9)}  ${summary}`)
   .join('\n')}
 
-Every command takes --help. status, resync and hooks take --json for scripts; --verbose shows the
-logs of one-shot commands at LOG_LEVEL (otherwise only warnings and errors, on stderr).
+Every command takes --help. status, resync, runs, cancel and hooks take --json for scripts;
+--verbose shows the logs of one-shot commands at LOG_LEVEL (otherwise only warnings and errors, on
+stderr).
 
 Configuration comes from the environment and a .env file in the working directory (see README.md).`
 

@@ -86,6 +86,9 @@ const environment = z.object({
     .enum(HOOK_OBJECT_TYPES, `must be one of ${HOOK_OBJECT_TYPES.join(', ')}`)
     .default('lean'),
   INCREMENTAL_SYNC_INTERVAL: integer(10, 86_400).default(300),
+  // Seconds between reads of the CRM's activity log (one request when nothing changed), which queue a
+  // refresh of every record it names as changed: tasks and notes have no webhooks. 0: no feed.
+  ACTIVITY_POLL_SECONDS: integer(0, 3600).default(0),
   // Seconds between checks that crm-sync's hooks still exist and are enabled (one hooks index request
   // per check across all replicas); 0 registers them at start only.
   HOOKS_CHECK_INTERVAL: integer(0, 86_400)
@@ -171,6 +174,8 @@ function toConfig(env: z.output<typeof environment>) {
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     hookObjectType: env.HOOK_OBJECT_TYPE,
     incrementalSyncIntervalSeconds: env.INCREMENTAL_SYNC_INTERVAL,
+    // 0: the activity feed is off.
+    activityPollSeconds: env.ACTIVITY_POLL_SECONDS,
     // 0: no periodic checks.
     hooksCheckIntervalSeconds: env.HOOKS_CHECK_INTERVAL,
     fullSyncCron: env.FULL_SYNC_CRON,

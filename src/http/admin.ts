@@ -1,4 +1,5 @@
-// The admin API (DESIGN.md, outside contract): force a resync, follow a run, read the status.
+// The admin API (DESIGN.md, outside contract): force a resync, list, follow and cancel runs
+// (admin-runs.ts), read the status.
 // Mounted only when ADMIN_TOKEN is set, so without it every /admin path is a plain 404. Bad input is
 // a 400 that names the problem, never a 500.
 import { type Context, Hono } from 'hono'
@@ -6,9 +7,9 @@ import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { type RunView, readRun } from '../store/runs.ts'
 import type { Status } from '../sync/engine-status.ts'
 import { type RunDeps, RunRequestError, startRun } from '../sync/runs.ts'
+import { mountRunRoutes } from './admin-runs.ts'
 import { carriesToken } from './bearer.ts'
 
 export interface AdminDependencies {
@@ -48,39 +49,6 @@ function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => (issue.path.length ? `${issue.path.join('.')} ${issue.message}` : issue.message))
     .join('; ')
-}
-
-// Bounded to what a JavaScript number holds exactly; run ids are far below it.
-const RUN_ID = /^[1-9]\d{0,14}$/
-
-const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString())
-
-/** A run as `GET /admin/runs/:id` shows it. */
-export function runBody(run: RunView) {
-  return {
-    id: run.id,
-    mode: run.mode,
-    status: run.status,
-    requested_by: run.requested_by,
-    created_at: iso(run.created_at),
-    started_at: iso(run.started_at),
-    finished_at: iso(run.finished_at),
-    error: run.error,
-    resources: run.resources.map((sweep) => ({
-      resource: sweep.resource,
-      status: sweep.status,
-      waiting: sweep.waiting,
-      records: sweep.records,
-      remote_count: sweep.remote_count,
-      pages: sweep.pages,
-      api_requests: sweep.api_requests,
-      reconciled: sweep.reconciled,
-      tombstoned: sweep.tombstoned,
-      started_at: iso(sweep.started_at),
-      finished_at: iso(sweep.finished_at),
-      error: sweep.error,
-    })),
-  }
 }
 
 async function readJsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok: false }> {
@@ -152,13 +120,7 @@ export function createAdminApi({ token, db, runs, status, logger }: AdminDepende
     },
   )
 
-  app.get('/admin/runs/:id', async (c) => {
-    const id = c.req.param('id')
-    if (!RUN_ID.test(id)) return c.json({ error: `run id must be a positive whole number, got "${id}"` }, 400)
-    const run = await readRun(db, Number(id))
-    if (!run) return c.json({ error: `no run ${id}` }, 404)
-    return c.json(runBody(run))
-  })
+  mountRunRoutes(app, { db, runs, logger })
 
   app.get('/admin/status', async (c) => c.json(await status()))
 

@@ -1,5 +1,7 @@
 // The CRM's resources: records wrapped under their singular name, with includes that carry children.
 import { bigint, boolean, date, integer, jsonb, numeric, text, timestamptz } from './columns.ts'
+import { activities } from './crm-activities.ts'
+import { attachments } from './crm-attachments.ts'
 import {
   contactChildren,
   contactIncludes,
@@ -9,6 +11,7 @@ import {
   projectPeople,
   tags,
 } from './crm-children.ts'
+import { filterGroups } from './crm-filter-groups.ts'
 import { type Dependant, resource } from './types.ts'
 
 /**
@@ -265,4 +268,7 @@ export const crmResources = [
   users,
   customFieldTypes,
   notes,
+  activities,
+  attachments,
+  filterGroups,
 ] as const

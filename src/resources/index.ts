@@ -8,6 +8,8 @@ import { reservationResources } from './reservation.ts'
 import type { ChildMapping, Resource } from './types.ts'
 
 export { companies, deals, notes, people, projects, tasks, users } from './crm.ts'
+export { activities } from './crm-activities.ts'
+export { attachments } from './crm-attachments.ts'
 export {
   addresses,
   contactDetails,
@@ -18,8 +20,27 @@ export {
   projectPeople,
   tags,
 } from './crm-children.ts'
+export { filterGroups } from './crm-filter-groups.ts'
+export {
+  compareIds,
+  hasTextId,
+  idBeforeAll,
+  idKey,
+  idOf,
+  idType,
+  parseId,
+  type RecordId,
+} from './ids.ts'
 export { bookings, contacts, contactTags, reservationTags, webforms } from './reservation.ts'
-export type { ChildMapping, ChildTable, Columns, Dependant, Resource, RowOf } from './types.ts'
+export type {
+  ChildMapping,
+  ChildTable,
+  Columns,
+  Dependant,
+  MemberTable,
+  Resource,
+  RowOf,
+} from './types.ts'
 
 // ---- the table ------------------------------------------------------------------------------
 

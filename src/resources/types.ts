@@ -29,6 +29,20 @@ export interface ChildMapping<T extends ChildTable = ChildTable> {
   idColumn?: string
 }
 
+/**
+ * Records of other resources that each record of a resource stands for (a filter group's members): the
+ * pages of `GET /api/<path>/{id}`, mirrored as (group, member resource, member id) rows of `table`.
+ */
+export interface MemberTable {
+  table: string
+  /** The member table's column holding the group's id (its other two: `member_resource`, `member_id`). */
+  groupColumn: string
+  /** The group's column naming its members' model type (`Person`: they are records of crm.people). */
+  typeColumn: string
+  /** The group's column with its number of members, as the upstream counts them. */
+  countColumn: string
+}
+
 /** Records of another resource that the upstream deletes, without a word, together with their parent. */
 export interface Dependant {
   /** The dependant resource (qualified name). */
@@ -71,7 +85,16 @@ export interface Resource<
    * Hooks are registered, and deliveries routed, for exactly the models the table names here.
    */
   webhookModel: Model
+  /**
+   * The mirror's columns. `id` is a number (bigint), or text read from another upstream key (attachments:
+   * `id: { type: 'text', from: 'uuid' }`); see ./ids.ts.
+   */
   columns: C
+  /**
+   * Upstream keys dropped from every record as its page or answer is parsed, before anything is written
+   * or logged: never stored, in a column or in `_raw` (attachments: the file itself, Base64 `data`).
+   */
+  discard?: readonly string[]
   /**
    * Whether `updated_at` is the sync's clock: every record carries one, the index is ordered by it and
    * the newer record wins. The default where the columns have `updated_at`; false where the upstream
@@ -80,6 +103,16 @@ export interface Resource<
    */
   ordered?: boolean
   children: Children
+  /**
+   * A log the upstream only ever appends to (activities): a record missing from a walk is not deleted,
+   * so reconciliation never runs and nothing is tombstoned; an incremental walk down to the watermark
+   * is its whole verification.
+   */
+  appendOnly?: boolean
+  /** `perpage` asked for this index when its clients are known to ask one (activities: 250). */
+  perPage?: number
+  /** Members each record stands for, read after a walk (src/sync/sweep/members.ts). */
+  members?: MemberTable
   /** Upstream key whose non-null value means the record is deleted (the upstream's own soft delete). */
   softDeleteKey: string | null
   /** Routes the upstream offers beyond the index. */

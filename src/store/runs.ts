@@ -11,11 +11,12 @@
 //
 // The statements live in runs/, one concern a file.
 
+export { type CancelRunResult, cancelRun } from './runs/cancel.ts'
 export { createRun } from './runs/create.ts'
 export { abandonSweep, finishSweep } from './runs/end.ts'
 export { DEFAULT_STALE_AFTER_SECONDS } from './runs/locks.ts'
 export { claimSweep, saveSweepProgress, yieldSweep } from './runs/progress.ts'
-export { type RunView, readActiveSweeps, readRun, readRuns } from './runs/read.ts'
+export { type RunFilter, type RunView, readActiveSweeps, readRun, readRuns } from './runs/read.ts'
 export {
   type ClaimedSweep,
   type CoveredResource,

@@ -25,8 +25,9 @@ export interface ChildEngineColumns {
   _synced_at: Date
 }
 
+/** A main table's row; its `id` is a number, or a string where the `id` column is text (attachments). */
 type Main<R extends { columns: Columns }> = Omit<RowOf<R['columns']>, 'id'> & {
-  id: number
+  id: R['columns']['id'] extends { type: 'text' } ? string : number
 } & MainEngineColumns
 type Child<C extends { columns: Columns }> = RowOf<C['columns']> & ChildEngineColumns
 
@@ -119,6 +120,24 @@ export interface UpstreamBudgetSlotsTable {
   lease: Generated<number>
 }
 
+/** A group's members (crm.filter_group_members, see `MemberTable` in src/resources/types.ts). */
+export interface FilterGroupMembersTable {
+  filter_group_id: number
+  member_resource: string
+  member_id: number
+  _synced_at: Generated<Date>
+}
+
+/** Per group, its last complete read of members, and the group's count and updated_at then. */
+export interface MemberReadsTable {
+  resource: string
+  group_id: number
+  element_count: number | null
+  updated_at: Timestamp | null
+  members: number
+  read_at: Generated<Date>
+}
+
 /** A main table per resource of the table, keyed by its qualified name: the Kysely `Database`. */
 type MirrorTables = { [R in AnyResource as R['name']]: Main<R> }
 /** A table per child table of the table (`crm.tags`): the Kysely `Database`. */
@@ -131,4 +150,6 @@ export interface Database extends MirrorTables, ChildTables {
   'sync.inbox': InboxTable
   'sync.upstream_budget': UpstreamBudgetTable
   'sync.upstream_budget_slots': UpstreamBudgetSlotsTable
+  'crm.filter_group_members': FilterGroupMembersTable
+  'sync.member_reads': MemberReadsTable
 }

@@ -3,19 +3,22 @@
 // record of the same second). So the live rows written before the start are exactly those neither
 // seen nor changed since: deleted upstream, or missed because offset pages shifted under the sweep.
 import { sql } from 'kysely'
-import type { Resource } from '../resources/index.ts'
+import type { RecordId, Resource } from '../resources/index.ts'
 import type { Db } from './database.ts'
 
-/** Ids of live rows last written before `sweepStart`, in id order after `afterId`, at most `limit`. */
+/**
+ * Ids of live rows last written before `sweepStart`, in id order after `afterId`, at most `limit`.
+ * Text ids (attachments) come in PostgreSQL's order of the column, which `afterId` follows as well.
+ */
 export async function listUnseenLiveIds(
   db: Db,
   resource: Resource,
   sweepStart: Date,
-  afterId: number,
+  afterId: RecordId,
   limit: number,
-): Promise<number[]> {
+): Promise<RecordId[]> {
   const [schema, name] = resource.name.split('.') as [string, string]
-  const result = await sql<{ id: number }>`
+  const result = await sql<{ id: RecordId }>`
     select id from ${sql.table(`${schema}.${name}`)}
     where _deleted_at is null and _synced_at < ${sweepStart} and id > ${afterId}
     order by id

@@ -172,4 +172,9 @@ export interface RefreshJob {
    * that absorbs later deliveries keeps the first one's: the longest wait. Absent from older jobs.
    */
   receivedAt?: string
+  /**
+   * When the activity feed's page naming the change was fetched (ISO): a row fetched before then does
+   * not answer the refresh, whatever the deliveries say.
+   */
+  askedAt?: string
 }

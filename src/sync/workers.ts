@@ -1,6 +1,6 @@
 // The workers of one process: webhook deliveries, record refreshes and sweeps, plus the schedules
-// that start incremental and full runs, and retention. Everything they need is passed in by the
-// composition root.
+// that start incremental and full runs, retention, and the activity feed (feed/activity-feed.ts).
+// Everything they need is passed in by the composition root.
 import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import { type Logger, withLogContext } from '../log.ts'
@@ -9,7 +9,15 @@ import { readRefreshBacklog } from '../store/refresh-backlog.ts'
 import { createDeadLetterHandler } from './dead-letter.ts'
 import type { AppliedDelivery } from './delivery/apply.ts'
 import { DELIVERY_KIND, startDeliveryWorker } from './delivery/worker.ts'
-import { HEARTBEAT_REFRESH_SECONDS, JOB_SCHEMA, type JobQueue, QUEUES, recordChecks } from './job-queue.ts'
+import { startActivityFeed } from './feed/activity-feed.ts'
+import {
+  enqueueRefresh,
+  HEARTBEAT_REFRESH_SECONDS,
+  JOB_SCHEMA,
+  type JobQueue,
+  QUEUES,
+  recordChecks,
+} from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
 import { createCatchUp } from './refresh/catch-up.ts'
 import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './refresh/handler.ts'
@@ -39,7 +47,7 @@ const polling = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5
 export interface Workers {
   /** A delivery was just committed to the inbox: take it now rather than at the next poll. */
   wakeDeliveries(): void
-  /** Stops the schedules, retention and the inbox workers (their batches in flight finish). */
+  /** Stops the schedules, retention, the activity feed and the inbox workers (work in flight finishes). */
   stop(): Promise<void>
 }
 
@@ -164,11 +172,22 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     logger: logger.child({ task: 'retention' }),
     observer,
   })
+  const feed =
+    config.activityPollSeconds > 0
+      ? startActivityFeed({
+          db,
+          reader: clients.crm,
+          logger: logger.child({ task: 'activity-feed' }),
+          pollSeconds: config.activityPollSeconds,
+          queueRefresh: (trx, job) => enqueueRefresh(boss, trx, job, config.refreshCoalesceSeconds),
+          onApplied: (resource, records) => applied?.(resource, 'fetch', records),
+        })
+      : null
   return {
     wakeDeliveries: () => deliveries.wake(),
     async stop() {
       schedules.stop()
-      await Promise.all([deliveries.stop(), retention.stop()])
+      await Promise.all([deliveries.stop(), retention.stop(), feed?.stop()])
     },
   }
 }

@@ -10,6 +10,7 @@ import {
   bookings,
   contacts,
   deals,
+  hasTextId,
   hasUpdatedAt,
   people,
   type Resource,
@@ -312,7 +313,9 @@ describe('the one-pass record parser', () => {
       return list[seed % list.length] as T
     }
     const seen = { records: 0, rejected: 0, drifts: 0 }
-    for (const resource of resources) {
+    // The reference knows numeric ids only; text ids (attachments) are tested in test/sync/attachments.test.ts.
+    const numbered = resources.filter((resource) => !hasTextId(resource))
+    for (const resource of numbered) {
       const reference = referenceParser(resource)
       const keys = [...new Set(Object.entries(resource.columns).map(([name, column]) => column.from ?? name))]
       for (let i = 0; i < 400; i++) {
@@ -337,7 +340,7 @@ describe('the one-pass record parser', () => {
         seen.drifts += actual.drifts?.length ?? 0
       }
     }
-    expect(seen.records + seen.rejected).toBe(resources.length * 400)
+    expect(seen.records + seen.rejected).toBe(numbered.length * 400)
     expect(seen.rejected).toBeGreaterThan(500)
     expect(seen.records).toBeGreaterThan(1000)
     expect(seen.drifts).toBeGreaterThan(1000)

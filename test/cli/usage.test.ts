@@ -15,7 +15,17 @@ describe('crm-sync --help', () => {
   it('lists every command and exits 0', async () => {
     const { code, stdout } = await cli(['--help'], {}, cwd)
     expect(code).toBe(0)
-    for (const name of ['start', 'migrate', 'check', 'hooks', 'resync', 'status', 'sandbox']) {
+    for (const name of [
+      'start',
+      'migrate',
+      'check',
+      'hooks',
+      'resync',
+      'runs',
+      'cancel',
+      'status',
+      'sandbox',
+    ]) {
       expect(stdout).toMatch(new RegExp(`^  ${name} `, 'm'))
     }
   })
@@ -26,6 +36,11 @@ describe('crm-sync --help', () => {
     ['check', 'Usage: crm-sync check [--json]'],
     ['hooks', 'Usage: crm-sync hooks <register|list|remove>'],
     ['resync', 'Usage: crm-sync resync [--full] [--resource <name> ...] [--wait] [--json]'],
+    [
+      'runs',
+      'Usage: crm-sync runs [--failed] [--resource <name>] [--limit <n>] [--before <run id>] [--json]',
+    ],
+    ['cancel', 'Usage: crm-sync cancel <run id> [--json]'],
     ['status', 'Usage: crm-sync status [--json] [--no-hooks]'],
     ['sandbox', 'Usage: crm-sync sandbox [options]'],
   ])('crm-sync %s --help needs no configuration', async (name, usage) => {

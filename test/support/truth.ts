@@ -9,13 +9,17 @@ export interface TruthOptions {
   reservation?: boolean
   /** Differences listed at most (default 10). */
   limit?: number
+  /** Only these resources (qualified names). */
+  only?: readonly string[]
 }
 
 /** Differences between the mirror and the sandbox; empty when converged. At most `limit` are listed. */
 export async function differences(db: Db, sandbox: Sandbox, options: TruthOptions = {}): Promise<string[]> {
   const limit = options.limit ?? 10
   const tables = await compareMirror(db, sandbox, {
-    include: (resource) => options.reservation === true || resource.service === 'crm',
+    include: (resource) =>
+      (options.only === undefined || options.only.includes(resource.name)) &&
+      (options.reservation === true || resource.service === 'crm'),
     limit,
   })
   return describe(tables, limit)

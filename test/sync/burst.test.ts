@@ -91,8 +91,9 @@ describe('a burst of changes', () => {
     )
     const converged = Date.now() - started
     await waitFor(idle, 120_000, 'every refresh done')
-    // nothing is left to run: the mirror must be in sync now, not eventually
-    expect(await differences(database.db, sandbox)).toEqual([])
+    // nothing is left to run: the people must be in sync now, not eventually (the activities that
+    // the updates wrote upstream are the sweeps' to read)
+    expect(await differences(database.db, sandbox, { only: ['crm.people'] })).toEqual([])
     const spent = shows() - before
     const pages = (sandbox.control.counters().crm.routes['GET /api/people'] ?? 0) - indexBefore
     console.log(

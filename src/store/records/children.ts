@@ -1,7 +1,14 @@
 // The child rows of the parents a batch wrote: built from their records' includes, then replaced in
 // one statement that keeps the rows equal to an incoming one at its place (see ../records.ts).
 import { sql } from 'kysely'
-import type { ChildMapping, ChildTable, Resource } from '../../resources/index.ts'
+import {
+  type ChildMapping,
+  type ChildTable,
+  compareIds,
+  idType,
+  type RecordId,
+  type Resource,
+} from '../../resources/index.ts'
 import type { Db } from '../database.ts'
 import {
   arrayLiteral,
@@ -22,9 +29,9 @@ interface ChildBatch {
   mappings: ChildMapping[]
   specs: ColumnSpec[]
   /** Parents whose records carry every include that feeds the table: their children are replaced. */
-  parentIds: number[]
+  parentIds: RecordId[]
   // One entry per child row:
-  rowParents: number[]
+  rowParents: RecordId[]
   ordinals: number[]
   /** Where the item sits in its parent's record: `_raw -> key -> index`. */
   /** (quoted, as array elements) */
@@ -55,8 +62,8 @@ function idKeyOf(specs: ColumnSpec[], column: string): string {
  */
 function childBatches(
   resource: Resource,
-  records: Map<number, UpstreamRecord>,
-  replace: Map<ChildTable, number[]>,
+  records: Map<RecordId, UpstreamRecord>,
+  replace: Map<ChildTable, RecordId[]>,
   convert: Coerce,
 ): ChildBatch[] {
   const batches = new Map<ChildTable, ChildBatch>()
@@ -104,7 +111,9 @@ function childBatches(
             source = { [idKey]: item }
           }
           pushColumns(batch.specs, batch.columns, source, convert, mapping.defaults)
-          if (parentArray) parentArray[parentArray.length - 1] = String(parentId)
+          if (parentArray)
+            parentArray[parentArray.length - 1] =
+              typeof parentId === 'string' ? quoteElement(parentId) : String(parentId)
           batch.rowParents.push(parentId)
           batch.ordinals.push(ordinal++)
           batch.keys.push(quoteElement(mapping.key))
@@ -141,11 +150,17 @@ function sameRow(specs: ColumnSpec[]): string {
 export async function replaceChildren(
   trx: Db,
   resource: Resource,
-  records: Map<number, UpstreamRecord>,
-  replace: Map<ChildTable, number[]>,
+  records: Map<RecordId, UpstreamRecord>,
+  replace: Map<ChildTable, RecordId[]>,
   convert: Coerce,
 ) {
-  const parentIds = [...new Set([...replace.values()].flat())].sort((a, b) => a - b)
+  const parentIds = [...new Set([...replace.values()].flat())].sort(compareIds)
+  // The parents' ids as array elements of the type of the parent's `id`. (Child tables hold
+  // `_parent_id bigint`: the resources with text ids, attachments, have no children.)
+  const ids = idType(resource)
+  const idArray = (values: RecordId[]) =>
+    arrayLiteral(values.map((id) => (typeof id === 'string' ? quoteElement(id) : id)))
+  const idCast = sql.raw(`::${ids}[]`)
   const children = childBatches(resource, records, replace, convert)
     .filter((batch) => batch.parentIds.length > 0)
     .map((batch, index) => {
@@ -157,7 +172,7 @@ export async function replaceChildren(
       const replaced =
         batch.parentIds.length === parentIds.length
           ? sql`select id from parents`
-          : sql`select id from parents where id = any(${arrayLiteral(batch.parentIds)}::bigint[])`
+          : sql`select id from parents where id = any(${idArray(batch.parentIds)}${idCast})`
       // `= any(array(...))`: an index scan on (_parent_resource, _parent_id) per parent.
       const deletion = sql`,
       ${deleted} as (
@@ -172,7 +187,7 @@ export async function replaceChildren(
       ${incoming} as (
         select y._parent_id, y._ordinal, ${sql.raw(columnList(names, 'y.'))}, u._raw -> y._key -> y._index as _raw
         from rows from (
-          unnest(${arrayLiteral(batch.rowParents)}::bigint[]), unnest(${arrayLiteral(batch.ordinals)}::integer[]),
+          unnest(${idArray(batch.rowParents)}${idCast}), unnest(${arrayLiteral(batch.ordinals)}::integer[]),
           ${sql.join(unnests(batch.specs, batch.columns))},
           unnest(${arrayLiteral(batch.keys)}::text[]), unnest(${arrayLiteral(batch.indexes)}::integer[])
         ) as y(_parent_id, _ordinal, ${sql.raw(columnList(names))}, _key, _index)
@@ -204,7 +219,7 @@ export async function replaceChildren(
 
   await sql`
     with parents as (
-      select id, _raw from ${sql.raw(table(resource.name))} where id = any(${arrayLiteral(parentIds)}::bigint[])
+      select id, _raw from ${sql.raw(table(resource.name))} where id = any(${idArray(parentIds)}${idCast})
     )${sql.join(children, sql``)}
     select 1
   `.execute(trx)

@@ -1,14 +1,15 @@
 // A record's id, the newest record of each id in a batch, and the upstream's own soft-delete mark.
 import { coerce } from '../../resources/columns.ts'
-import { hasUpdatedAt, type Resource } from '../../resources/index.ts'
+import { hasUpdatedAt, idKey, idOf, type RecordId, type Resource } from '../../resources/index.ts'
 import type { Coerce } from './arrays.ts'
 import { InvalidRecordError, type UpstreamRecord } from './types.ts'
 
-export function recordId(resource: Resource, record: UpstreamRecord): number {
-  const id = coerce('bigint', record.id)
-  if (typeof id !== 'number') {
+/** The record's id under the resource's id key: a number, or a string where ids are text (attachments). */
+export function recordId(resource: Resource, record: UpstreamRecord): RecordId {
+  const id = idOf(resource, record)
+  if (id === null) {
     throw new InvalidRecordError(
-      `${resource.name}: a record without a usable id (${JSON.stringify(record.id)})`,
+      `${resource.name}: a record without a usable id (${JSON.stringify(record[idKey(resource)])})`,
     )
   }
   return id
@@ -19,8 +20,8 @@ export function newestPerId(
   resource: Resource,
   records: UpstreamRecord[],
   convert: Coerce,
-): Map<number, UpstreamRecord> {
-  const byId = new Map<number, UpstreamRecord>()
+): Map<RecordId, UpstreamRecord> {
+  const byId = new Map<RecordId, UpstreamRecord>()
   const ordered = hasUpdatedAt(resource)
   for (const record of records) {
     const id = recordId(resource, record)

@@ -1,4 +1,5 @@
 // What the record writers take and give back.
+import type { RecordId } from '../../resources/index.ts'
 
 export type UpstreamRecord = Record<string, unknown>
 
@@ -9,12 +10,12 @@ export type RecordOrigin =
   | { source: 'payload' }
 
 export interface UpsertResult {
-  /** Ids whose rows were written. */
-  applied: number[]
+  /** Ids whose rows were written (strings where the resource's ids are text). */
+  applied: RecordId[]
   /** Ids whose rows were newer (or tombstoned) and kept. */
-  ignored: number[]
+  ignored: RecordId[]
   /** Of `applied`, the ids that had no row before (inserted, not updated). */
-  inserted: number[]
+  inserted: RecordId[]
 }
 
 export class InvalidRecordError extends Error {

@@ -1,7 +1,13 @@
 // Statement 1 of a batch: the parent rows, under the ordering rules of ../records.ts; then the
 // children of the parents written whose includes changed (children.ts).
 import { type RawBuilder, sql } from 'kysely'
-import { type ChildTable, hasUpdatedAt, type Resource } from '../../resources/index.ts'
+import {
+  type ChildTable,
+  compareIds,
+  hasUpdatedAt,
+  type RecordId,
+  type Resource,
+} from '../../resources/index.ts'
 import type { Db } from '../database.ts'
 import { serialize, storable, storableText } from '../jsonb.ts'
 import {
@@ -42,7 +48,7 @@ function applyRule(resource: Resource, fetchedAt: string | null): RawBuilder<unk
 
 /** A batch ready to write: one record per id, in id order, as column arrays and one JSON array. */
 interface Batch {
-  newest: Map<number, UpstreamRecord>
+  newest: Map<RecordId, UpstreamRecord>
   convert: Coerce
   names: string[]
   columns: RawBuilder<unknown>[]
@@ -55,7 +61,7 @@ function prepareBatch(resource: Resource, records: UpstreamRecord[]): Batch {
   const now = new Date()
   const convert = coercer()
   // In id order: every writer locks rows in the same order, so two of them never deadlock.
-  const newest = new Map([...newestPerId(resource, records, convert)].sort(([a], [b]) => a - b))
+  const newest = new Map([...newestPerId(resource, records, convert)].sort(([a], [b]) => compareIds(a, b)))
   const raw = storableJson(newest)
   const specs = columnSpecs(resource.columns)
   const columns: string[][] = specs.map(() => [])
@@ -81,7 +87,7 @@ function prepareBatch(resource: Resource, records: UpstreamRecord[]): Batch {
  * and children alike; only the records that need it, so that a record is written the same whatever
  * came beside it.
  */
-function storableJson(newest: Map<number, UpstreamRecord>): string {
+function storableJson(newest: Map<RecordId, UpstreamRecord>): string {
   const raw = serialize([...newest.values()])
   if (raw !== undefined && storableText(raw) !== undefined) return raw
   for (const [id, record] of newest) {
@@ -125,7 +131,7 @@ function parentsStatement(resource: Resource, batch: Batch, origin: RecordOrigin
     .map((name) => `${quote(name)} = excluded.${quote(name)}`)
     .concat('_fetched_at = coalesce(excluded._fetched_at, t._fetched_at)', '_version = t._version + 1')
     .join(', ')
-  return sql<{ id: number; inserted: boolean; same: boolean[] | null }>`
+  return sql<{ id: RecordId; inserted: boolean; same: boolean[] | null }>`
     with upserted as (
       insert into ${sql.raw(table(resource.name))} as t (${sql.raw(columnList(names))}, _raw, _synced_at, _deleted_at, _source, _fetched_at)
       select ${sql.raw(columnList(names, 'x.'))}, x._raw, now(), x._deleted_at, ${origin.source}, ${fetchedAt}::timestamptz
@@ -144,21 +150,17 @@ function parentsStatement(resource: Resource, batch: Batch, origin: RecordOrigin
 /** Per child table, the parents written whose records carry its includes and whose children differ. */
 function childrenToReplace(
   tables: { child: ChildTable; keys: string[] }[],
-  rows: { id: number; same: boolean[] | null }[],
-  newest: Map<number, UpstreamRecord>,
-): Map<ChildTable, number[]> {
-  const replace = new Map<ChildTable, number[]>()
+  rows: { id: RecordId; same: boolean[] | null }[],
+  newest: Map<RecordId, UpstreamRecord>,
+): Map<ChildTable, RecordId[]> {
+  const replace = new Map<ChildTable, RecordId[]>()
   tables.forEach(({ child, keys }, index) => {
     const ids = rows
       .filter(
         (row) => !row.same?.[index] && keys.every((key) => key in (newest.get(row.id) as UpstreamRecord)),
       )
       .map((row) => row.id)
-    if (ids.length > 0)
-      replace.set(
-        child,
-        ids.sort((a, b) => a - b),
-      )
+    if (ids.length > 0) replace.set(child, ids.sort(compareIds))
   })
   return replace
 }

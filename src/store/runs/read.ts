@@ -1,14 +1,40 @@
 // Runs as the admin API, the CLI and the status read them.
 import { sql } from 'kysely'
 import type { Db } from '../database.ts'
+import type { RunStatus } from '../schema.ts'
 import { UNFINISHED } from './locks.ts'
 
 export type RunView = NonNullable<Awaited<ReturnType<typeof readRuns>>[number]>
 
-/** Runs with their sweeps, newest first: by id, or the latest `limit`. */
-export async function readRuns(db: Db, options: { ids?: number[]; limit?: number } = {}) {
-  let query = db.selectFrom('sync.runs').selectAll().orderBy('id', 'desc')
-  if (options.ids) query = query.where('id', 'in', options.ids.length ? options.ids : [0])
+export interface RunFilter {
+  ids?: number[]
+  /** At most this many runs (default 20). */
+  limit?: number
+  /** Only runs older than this run id: the next page of a list. */
+  before?: number
+  /** Only runs in one of these statuses. */
+  statuses?: readonly RunStatus[]
+  /** Only runs with a sweep of this resource. */
+  resource?: string
+}
+
+/** Runs with their sweeps, newest first: by id, or the latest `limit` that pass the filter. */
+export async function readRuns(db: Db, options: RunFilter = {}) {
+  let query = db.selectFrom('sync.runs as r').selectAll('r').orderBy('r.id', 'desc')
+  if (options.ids) query = query.where('r.id', 'in', options.ids.length ? options.ids : [0])
+  if (options.before !== undefined) query = query.where('r.id', '<', options.before)
+  if (options.statuses?.length) query = query.where('r.status', 'in', options.statuses)
+  const { resource } = options
+  if (resource !== undefined) {
+    query = query.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('sync.run_resources as s')
+          .select('s.run_id')
+          .whereRef('s.run_id', '=', 'r.id')
+          .where('s.resource', '=', resource),
+      ),
+    )
+  }
   const runs = await query.limit(options.limit ?? 20).execute()
   if (runs.length === 0) return []
   const sweeps = await db

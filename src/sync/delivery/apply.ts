@@ -3,7 +3,7 @@
 // anything else queues a refresh of the record, one per record however many deliveries ask for it.
 import type { Kysely } from 'kysely'
 import type { Logger } from '../../log.ts'
-import { type AnyResource, resourceByWebhookModel } from '../../resources/index.ts'
+import { type AnyResource, type RecordId, resourceByWebhookModel } from '../../resources/index.ts'
 import type { InboxRow } from '../../store/inbox.ts'
 import { markDeliveriesProcessed } from '../../store/inbox.ts'
 import { lockUpdatedAts } from '../../store/record-times.ts'
@@ -94,7 +94,7 @@ async function applyPayloads(
     if (held === newest || atNewest.length > 1) entry.refreshFor ??= last.row
     chosen.push({ id, record: last.record, entry })
   }
-  const inserted = new Set<number>()
+  const inserted = new Set<RecordId>()
   try {
     const result = await upsertRecords(
       trx,

@@ -2,7 +2,7 @@
 // contact, and tells nobody. When the mirror tombstones a record, the live dependants it has in the
 // mirror are checked with `show` at once (refresh jobs), so that they do not wait for a reconciliation.
 import type { Kysely } from 'kysely'
-import type { Resource } from '../../resources/index.ts'
+import type { RecordId, Resource } from '../../resources/index.ts'
 import { liveDependants } from '../../store/dependants.ts'
 import type { Database } from '../../store/schema.ts'
 import type { QueueRecordChecks } from '../job-queue.ts'
@@ -12,11 +12,13 @@ export async function checkDependants(
   trx: Kysely<Database>,
   queueChecks: QueueRecordChecks,
   parent: Resource,
-  tombstoned: readonly number[],
+  tombstoned: readonly RecordId[],
 ): Promise<number> {
   if (parent.dependants.length === 0 || tombstoned.length === 0) return 0
+  // Dependants name their parents in numeric columns: a parent with text ids (attachments) has none.
+  const parents = tombstoned.filter((id): id is number => typeof id === 'number')
   let queued = 0
-  for (const { resource, ids } of await liveDependants(trx, parent, [...tombstoned])) {
+  for (const { resource, ids } of await liveDependants(trx, parent, parents)) {
     await queueChecks(trx, resource, ids)
     queued += ids.length
   }

@@ -1,6 +1,7 @@
 // Refresh of one record: `show` with the resource's includes, then apply; 404 tombstones it. A
 // refresh is skipped when the row was written from a request sent after the record's latest delivery
-// arrived: that answer already holds every change the deliveries told of (a burst of deliveries that
+// arrived (and after the activity feed's page that asked for it, for a refresh the feed queued): that
+// answer already holds every change the deliveries told of (a burst of deliveries that
 // trickles in while a refresh waits for the request budget costs one request, not two). While many
 // refreshes of a resource wait, the newest page of its index answers them together (catch-up.ts).
 import type { Job } from 'pg-boss'
@@ -22,6 +23,8 @@ const refreshJob = z.object({
   id: z.number().int().positive(),
   // Only for the freshness metric: absent from older jobs, and never a reason to drop one.
   receivedAt: z.iso.datetime({ offset: true }).optional().catch(undefined),
+  // A change known to be upstream by then (the activity feed read it): an earlier fetch does not answer it.
+  askedAt: z.iso.datetime({ offset: true }).optional().catch(undefined),
 })
 
 export interface RefreshHandlerDeps {
@@ -76,14 +79,24 @@ async function awaitQuiet(db: Db, model: string, id: number, options: QuietOptio
   }
 }
 
-/** Whether a fetch sent after the record's latest delivery arrived (both on PostgreSQL's clock) wrote the row. */
-async function answeredAlready(db: Db, model: string | null, resource: AnyResource, id: number) {
-  if (!model) return false
-  const [asked, fetched] = await Promise.all([
-    latestDeliveryAt(db, model, id),
+/**
+ * Whether a fetch sent after the record's latest delivery arrived (both on PostgreSQL's clock), and after
+ * `askedAt` when the job gives one (the activity feed's page), wrote the row.
+ */
+async function answeredAlready(
+  db: Db,
+  model: string | null,
+  resource: AnyResource,
+  id: number,
+  askedAt?: Date,
+) {
+  if (!model && !askedAt) return false
+  const [delivered, fetched] = await Promise.all([
+    model ? latestDeliveryAt(db, model, id) : null,
     readFetchedAt(db, resource, id),
   ])
-  return asked !== null && fetched !== null && fetched.getTime() >= asked.getTime()
+  const asked = Math.max(delivered?.getTime() ?? 0, askedAt?.getTime() ?? 0)
+  return asked > 0 && fetched !== null && fetched.getTime() >= asked
 }
 
 export function createRefreshHandler(deps: RefreshHandlerDeps) {
@@ -107,8 +120,9 @@ async function refresh(
   const client = resource.service === 'crm' ? clients.crm : clients.reservation
   if (!client) return // the reservation service is no longer configured
   const { id, receivedAt } = parsed.data
+  const askedAt = parsed.data.askedAt ? new Date(parsed.data.askedAt) : undefined
   const skip = async () => {
-    if (!(await answeredAlready(db, resource.webhookModel, resource, id))) return false
+    if (!(await answeredAlready(db, resource.webhookModel, resource, id, askedAt))) return false
     onSkipped?.(resource.name)
     logger.debug('refresh skipped: a later fetch already answered it')
     return true

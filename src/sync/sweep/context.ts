@@ -138,8 +138,8 @@ const walkCheckpoint = z.object({
 })
 const reconcileCheckpoint = z.object({
   phase: z.literal('reconcile'),
-  /** Unseen rows up to this id are settled. */
-  afterId: z.number().int().min(0),
+  /** Unseen rows up to this id are settled: a number, or a string where ids are text (attachments). */
+  afterId: z.union([z.number().int().min(0), z.string()]),
 })
 // Stored as jsonb by one version of the code and read by a later one: parsed, never trusted.
 const checkpointSchema = z.discriminatedUnion('phase', [walkCheckpoint, reconcileCheckpoint])

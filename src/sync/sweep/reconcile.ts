@@ -1,9 +1,10 @@
 // Reconciliation after a complete walk: the live rows the sweep did not see (store/unseen-rows.ts)
 // are deleted upstream, or were missed because pages shifted under the walk. Only the upstream can
 // tell which: each is checked with `show`, tombstoned on 404 and written again when found. A
-// resource without a show route (users) is small and has no webhooks: its unseen rows are deleted.
+// resource without a show route (users, attachments) has no webhooks either: its unseen rows are deleted.
 // The dependants of a record found gone (its tasks, its bookings) are checked at once.
 import { type FetchedRecord, RejectedRecordError } from '../../api-client/index.ts'
+import { idBeforeAll, type RecordId } from '../../resources/index.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
 import { listUnseenLiveIds } from '../../store/unseen-rows.ts'
 import { checkDependants } from '../refresh/dependant-checks.ts'
@@ -15,7 +16,9 @@ export async function reconcileUnseen(
   from: ReconcileCheckpoint,
   seenRecords: number,
 ): Promise<void> {
-  let afterId = from.afterId
+  // A checkpoint holds ids of the resource's type (a number, or a string where ids are text).
+  let afterId =
+    typeof from.afterId === typeof idBeforeAll(ctx.resource) ? from.afterId : idBeforeAll(ctx.resource)
   for (;;) {
     ctx.checkStop()
     const ids = await listUnseenLiveIds(
@@ -26,9 +29,11 @@ export async function reconcileUnseen(
       ctx.settings.reconcileBatchSize,
     )
     if (ids.length === 0) return
-    afterId = ids.at(-1) as number
-    if (ctx.resource.routes.show) await settleByShow(ctx, ids, { phase: 'reconcile', afterId })
-    else await settleByAbsence(ctx, ids, { phase: 'reconcile', afterId }, seenRecords)
+    afterId = ids.at(-1) as RecordId
+    const checkpoint = { phase: 'reconcile' as const, afterId }
+    if (!ctx.resource.routes.show) await settleByAbsence(ctx, ids, checkpoint, seenRecords)
+    else if (ids.every((id): id is number => typeof id === 'number')) await settleByShow(ctx, ids, checkpoint)
+    else throw new Error(`${ctx.resource.name}: show takes numeric ids, and these are text`)
   }
 }
 
@@ -69,7 +74,7 @@ async function settleByShow(ctx: SweepContext, ids: number[], checkpoint: Reconc
 
 async function settleByAbsence(
   ctx: SweepContext,
-  ids: number[],
+  ids: RecordId[],
   checkpoint: ReconcileCheckpoint,
   seenRecords: number,
 ) {

@@ -1,7 +1,8 @@
 // One sweep: one resource in one run. Incremental: walk the newest pages down to the watermark, then
 // compare the upstream count with the live rows; when they differ, the walk goes on to the last page.
 // Full: walk every page. A walk that reached the last page (whatever the mode) is followed by
-// reconciliation of the rows it did not see. Afterwards the resource's state records the watermark
+// reconciliation of the rows it did not see, except for an append-only log (activities): its rows are
+// never deleted, and its incremental walk down to the watermark is all its verification. Afterwards the resource's state records the watermark
 // (this sweep's start minus the lookback), the time of the sweep and the remote count.
 //
 // Failures are recorded in the run, and the sweep ends `failed` (never `succeeded`): upstream errors
@@ -10,7 +11,7 @@
 // checkpoint. A sweep taken over by a retry of its job stops quietly.
 import { randomUUID } from 'node:crypto'
 import { UpstreamError } from '../../api-client/index.ts'
-import { type AnyResource, hasUpdatedAt } from '../../resources/index.ts'
+import { type AnyResource, hasUpdatedAt, idBeforeAll } from '../../resources/index.ts'
 import { deliveredSince } from '../../store/inbox.ts'
 import {
   type ClaimedSweep,
@@ -31,6 +32,7 @@ import {
   SweepInterrupted,
   SweepYielded,
 } from './context.ts'
+import { readMembers } from './members.ts'
 import { reconcileUnseen } from './reconcile.ts'
 import { serviceVerificationCost, verificationDue } from './verification.ts'
 import { type WalkResult, walkPages } from './walk.ts'
@@ -114,15 +116,24 @@ async function sweepPhases(ctx: SweepContext, claimed: ClaimedSweep): Promise<Wa
   }
   const walked: Walked =
     checkpoint.phase === 'walk' ? await walk(ctx, claimed, checkpoint) : { complete: true, remoteCount: null }
-  if (walked.complete) {
-    const from = checkpoint.phase === 'reconcile' ? checkpoint : { phase: 'reconcile' as const, afterId: 0 }
+  if (walked.complete && !ctx.resource.appendOnly) {
+    const from =
+      checkpoint.phase === 'reconcile'
+        ? checkpoint
+        : { phase: 'reconcile' as const, afterId: idBeforeAll(ctx.resource) }
     await reconcileUnseen(ctx, from, ctx.recordsFetched())
   }
+  // Groups (crm.filter_groups): then the members of those due (members.ts), every group's in a full sweep.
+  if (ctx.resource.members) await readMembers(ctx, { all: claimed.mode === 'full' })
   return walked
 }
 
-/** Whether the resource's deletions show only in a complete walk (it has no count route, or no updated_at). */
-const verifiedByWalk = (resource: AnyResource) => !(resource.routes.count && hasUpdatedAt(resource))
+/**
+ * Whether the resource's deletions show only in a complete walk (it has no count route, or no updated_at).
+ * An append-only log has none to show.
+ */
+const verifiedByWalk = (resource: AnyResource) =>
+  !resource.appendOnly && !(resource.routes.count && hasUpdatedAt(resource))
 
 /** What verifying every resource of this one's upstream costs, from their live rows. */
 function serviceCost(ctx: SweepContext): Promise<number> {
@@ -204,7 +215,8 @@ async function walk(
       )
     }
   }
-  if (result.end === 'end') await ctx.save(ctx.db, { checkpoint: { phase: 'reconcile', afterId: 0 } })
+  if (result.end === 'end')
+    await ctx.save(ctx.db, { checkpoint: { phase: 'reconcile', afterId: idBeforeAll(ctx.resource) } })
   return { complete: result.end === 'end', remoteCount }
 }
 

@@ -12,6 +12,8 @@
 // whenever the resource changed since the last one (the walk saw newer records, or deliveries came):
 // a delivery dropped among others is found at once, an idle account costs 1.5 requests a cycle.
 // Deletions that cascade from a tombstoned parent do not wait for any of this (sync/refresh/dependant-checks.ts).
+// An append-only log (activities) is never walked whole to verify it: it has no deletions to find; it
+// costs what a counted resource does, the one page an incremental walk reads.
 import { type AnyResource, hasUpdatedAt, resources } from '../../resources/index.ts'
 
 export interface VerificationSettings {
@@ -27,7 +29,7 @@ export function verificationCost(
   liveRows: number,
   settings: VerificationSettings,
 ): number {
-  if (resource.routes.count && hasUpdatedAt(resource)) return 1
+  if (resource.appendOnly || (resource.routes.count && hasUpdatedAt(resource))) return 1
   return Math.ceil(liveRows / settings.upstreams[resource.service].pageSize) + 1
 }
 
@@ -42,7 +44,7 @@ export async function serviceVerificationCost(
 ): Promise<number> {
   let cost = 0
   for (const resource of resources.filter((other) => other.service === service)) {
-    const walked = !(resource.routes.count && hasUpdatedAt(resource))
+    const walked = !resource.appendOnly && !(resource.routes.count && hasUpdatedAt(resource))
     cost += walked ? verificationCost(resource, await liveRows(resource), settings) : 1
   }
   return cost

@@ -9,7 +9,7 @@
 
 import type { Order, RecordPage } from '../../api-client/index.ts'
 import { paginate } from '../../api-client/paging.ts'
-import { hasUpdatedAt } from '../../resources/index.ts'
+import { hasUpdatedAt, idOf, type RecordId } from '../../resources/index.ts'
 import { upsertRecords } from '../../store/records.ts'
 import type { SweepContext, WalkCheckpoint } from './context.ts'
 
@@ -41,19 +41,22 @@ export async function walkPages(
   const order = hasUpdatedAt(resource) ? NEWEST_FIRST : undefined
   const watermark = from.watermark === null ? null : Date.parse(from.watermark)
   const offset = from.nextPage - 1
+  // Records are told apart by their ids: numbers, or strings where ids are text (attachments' `uuid`).
+  const key = (record: Record<string, unknown>) => idOf(resource, record) as RecordId
   const pages = paginate((page) => reader.index(resource, { page: page + offset, order }), {
     // The count bounds a walk from the first page only; a resumed one is bounded by the page limit.
     total: offset === 0 ? total : null,
     maxPages: ctx.settings.maxPages,
+    idOf: key,
   })
-  const applier = pageApplier(ctx, ctx.settings.applyConnections ?? 1)
+  const applier = pageApplier(ctx, ctx.settings.applyConnections ?? 1, key)
   let nextPage = from.nextPage
   let newestFirst = true
   let previous = Number.POSITIVE_INFINITY
   // Records that change during the walk jump to the front, and offset paging then shows the tail of
   // the page before again: those repeats are not out of order. Only the last page's ids are kept
   // (memory stays flat however long the walk); a shift of more than a page is taken as disorder.
-  let previousIds = new Set<number>()
+  let previousIds = new Set<RecordId>()
   let newer = 0
   let fetching: Promise<IteratorResult<RecordPage>> | null = pages.next()
   try {
@@ -65,9 +68,9 @@ export async function walkPages(
       nextPage = page.page + 1
       const times = page.records.map((record) => Date.parse(record.updated_at ?? ''))
       const unseen = page.records
-        .filter((record) => !previousIds.has(record.id))
+        .filter((record) => !previousIds.has(key(record)))
         .map((record) => Date.parse(record.updated_at ?? ''))
-      previousIds = new Set(page.records.map((record) => record.id))
+      previousIds = new Set(page.records.map(key))
       if (order && newestFirst && !descending(unseen, previous)) {
         // Stopping early is only safe on an ordered index; walk to the end instead.
         newestFirst = false
@@ -123,7 +126,7 @@ interface PageApplier {
 
 interface Pending {
   checkpoint: WalkCheckpoint
-  ids: Set<number>
+  ids: Set<RecordId>
   committed: boolean
   done: Promise<void>
 }
@@ -140,7 +143,11 @@ interface Pending {
  * well. A page that commits before an earlier one is covered by a later checkpoint (the earlier page's,
  * or the next one's, or the one `settled` writes): a crash in between fetches it again, never skips.
  */
-function pageApplier(ctx: SweepContext, connections: number): PageApplier {
+function pageApplier(
+  ctx: SweepContext,
+  connections: number,
+  key: (record: Record<string, unknown>) => RecordId,
+): PageApplier {
   // Pages given and not yet covered by a committed checkpoint, in page order.
   const pending: Pending[] = []
   // Pages given at most from the first one not covered: bounds what a crash makes fetch again.
@@ -199,14 +206,14 @@ function pageApplier(ctx: SweepContext, connections: number): PageApplier {
             ? running // the first to finish frees a connection
             : pending.length >= window
               ? running.slice(0, 1) // the first one not committed holds the checkpoint back
-              : running.filter((other) => page.records.some((record) => other.ids.has(record.id)))
+              : running.filter((other) => page.records.some((record) => other.ids.has(key(record))))
         if (waits.length === 0) break
         await Promise.race(waits.map((entry) => entry.done.catch(() => {})))
         check()
       }
       const entry: Pending = {
         checkpoint,
-        ids: new Set(page.records.map((record) => record.id)),
+        ids: new Set(page.records.map(key)),
         committed: false,
         done: Promise.resolve(),
       }

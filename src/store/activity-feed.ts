@@ -1,0 +1,79 @@
+// The state of the activity feed (src/sync/feed): where it has read the CRM's activity log to, and which
+// replica polls it. One row per feed in sync.activity_feed. A replica polls while it holds the lease;
+// one that dies lets it lapse, and another takes it over with the cursor where the last poll left it.
+import { sql } from 'kysely'
+import { hasUpdatedAt, type Resource } from '../resources/index.ts'
+import type { Db } from './database.ts'
+
+export interface FeedCursor {
+  /** The newest activity read (null: the feed has never polled). */
+  newestId: number | null
+  newestCreatedAt: Date | null
+}
+
+/**
+ * Takes or renews the lease of `feed` for `owner` for `leaseMs`; null when another replica holds it.
+ * Returns the cursor the last poll left.
+ */
+export async function takeFeedLease(
+  db: Db,
+  feed: string,
+  owner: string,
+  leaseMs: number,
+): Promise<FeedCursor | null> {
+  const result = await sql<{ newest_id: string | number | null; newest_created_at: Date | null }>`
+    insert into sync.activity_feed as f (feed, lease_owner, lease_until)
+    values (${feed}, ${owner}, now() + make_interval(secs => ${leaseMs / 1000}))
+    on conflict (feed) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until
+    where f.lease_owner = excluded.lease_owner or f.lease_until is null or f.lease_until < now()
+    returning newest_id, newest_created_at
+  `.execute(db)
+  const row = result.rows[0]
+  if (!row) return null
+  return {
+    newestId: row.newest_id === null ? null : Number(row.newest_id),
+    newestCreatedAt: row.newest_created_at,
+  }
+}
+
+/** Moves the cursor, while `owner` holds the lease; false when it has lost it. */
+export async function advanceFeed(db: Db, feed: string, owner: string, cursor: FeedCursor): Promise<boolean> {
+  const result = await sql`
+    update sync.activity_feed set newest_id = ${cursor.newestId},
+      newest_created_at = ${cursor.newestCreatedAt}, polled_at = now(), updated_at = now()
+    where feed = ${feed} and lease_owner = ${owner}
+  `.execute(db)
+  return Number(result.numAffectedRows ?? 0) > 0
+}
+
+/** Lets the lease go at once (a stopping replica), so that another takes the feed over at its next poll. */
+export async function releaseFeed(db: Db, feed: string, owner: string): Promise<void> {
+  await sql`
+    update sync.activity_feed set lease_until = null where feed = ${feed} and lease_owner = ${owner}
+  `.execute(db)
+}
+
+export interface MirroredState {
+  updatedAt: Date | null
+  deleted: boolean
+}
+
+/** What the mirror holds of each of `ids` that has a row: its `updated_at` and whether it is tombstoned. */
+export async function mirroredStates(
+  db: Db,
+  resource: Resource,
+  ids: readonly number[],
+): Promise<Map<number, MirroredState>> {
+  if (ids.length === 0) return new Map()
+  const updatedAt = hasUpdatedAt(resource) ? sql`updated_at` : sql`null::timestamptz`
+  const result = await sql<{ id: string | number; updated_at: Date | null; _deleted_at: Date | null }>`
+    select id, ${updatedAt} as updated_at, _deleted_at from ${sql.table(resource.name)}
+    where id = any(${[...ids]}::bigint[])
+  `.execute(db)
+  return new Map(
+    result.rows.map((row) => [
+      Number(row.id),
+      { updatedAt: row.updated_at, deleted: row._deleted_at !== null },
+    ]),
+  )
+}

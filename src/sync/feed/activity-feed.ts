@@ -1,0 +1,264 @@
+// The CRM's activity log as a change feed. The log names every create, update and destroy of people,
+// companies, deals, projects, tasks and notes; tasks and notes have no webhooks, and a webhook may be
+// lost. Every ACTIVITY_POLL_SECONDS one replica (the holder of the feed's lease, store/activity-feed.ts)
+// reads the log newest first, from page 1, until a page reaches the newest activity it read before: an
+// idle account costs one request a poll for the whole CRM. For each record the new activities name, it
+// queues a refresh (`show`; 404 tombstones), unless the mirror already holds a change at least as new.
+// The activities read are written to crm.activities as well. Refreshes, rows and the cursor commit in
+// one transaction, so a crash reads the same activities again rather than losing them.
+//
+// Built for the worst plausible log: `filter[created_at][larger_than]` (a second before the newest
+// activity read) and `order=created_at-desc` are sent, and neither is relied on; `page` may be ignored
+// (a page repeated ends the read). Activity ids are taken to grow with time (the upstream's ids are
+// sequential): an activity is new when its id is larger than the newest one read. The first poll only
+// sets the cursor: what changed before it is the sweeps' to find. Past MAX_PAGES of new activities the
+// cursor moves on anyway and the gap is logged; the sweeps and reconciliation stay the safety net, as
+// they do for what the log does not name (silent cascades) or names under an unknown attachable type.
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { FetchedRecord, Order, ResourceReader } from '../../api-client/index.ts'
+import type { Logger } from '../../log.ts'
+import {
+  type AnyResource,
+  activities,
+  companies,
+  deals,
+  notes,
+  people,
+  projects,
+  tasks,
+} from '../../resources/index.ts'
+import { advanceFeed, mirroredStates, releaseFeed, takeFeedLease } from '../../store/activity-feed.ts'
+import type { Db } from '../../store/database.ts'
+import { upsertRecords } from '../../store/records.ts'
+import type { Database } from '../../store/schema.ts'
+import type { RefreshJob } from '../job-queue.ts'
+
+export const FEED_NAME = 'crm.activities'
+const MAX_PAGES = 20
+const NEWEST_FIRST: Order = { field: 'created_at', direction: 'desc' }
+
+const BY_ATTACHABLE_TYPE: Record<string, AnyResource> = {
+  Person: people,
+  Company: companies,
+  Deal: deals,
+  Project: projects,
+  Task: tasks,
+}
+
+/** The resource an activity's `attachable_type` names: notes as `Protocol` or any type of note. */
+export function resourceOfAttachable(type: unknown): AnyResource | undefined {
+  if (typeof type !== 'string') return undefined
+  if (type.startsWith('Protocol') || type === 'Note') return notes
+  return Object.hasOwn(BY_ATTACHABLE_TYPE, type) ? BY_ATTACHABLE_TYPE[type] : undefined
+}
+
+export interface ActivityFeedDeps {
+  db: Db
+  reader: ResourceReader
+  logger: Logger
+  pollSeconds: number
+  /** Queues a refresh of one record inside `trx` (job-queue.ts `enqueueRefresh`). */
+  queueRefresh(trx: Kysely<Database>, job: RefreshJob): Promise<unknown>
+  onPolled?(result: PollResult): void
+  /** Activities written to crm.activities. */
+  onApplied?(resource: string, records: number): void
+  maxPages?: number
+}
+
+export interface PollResult {
+  /** `standby`: another replica holds the feed. */
+  status: 'polled' | 'standby'
+  requests: number
+  /** Activities newer than the cursor. */
+  activities: number
+  refreshes: number
+  /** The newest activity read before was not reached within the page limit. */
+  gap: boolean
+}
+
+export interface ActivityFeed {
+  /** Reads the log once, if this replica holds (or takes) the feed's lease. */
+  pollOnce(): Promise<PollResult>
+  /** Lets the lease go. */
+  release(): Promise<void>
+}
+
+class LeaseLost extends Error {}
+
+interface Change {
+  resource: AnyResource
+  id: number
+  createdAt: number
+  verb: string
+  askedAt: Date
+}
+
+const timeOf = (record: FetchedRecord) => Date.parse(String(record.created_at ?? ''))
+
+/** The newest activity of each record the activities name. */
+function changesOf(fresh: readonly { record: FetchedRecord; askedAt: Date }[]): Change[] {
+  const changes = new Map<string, Change>()
+  for (const { record, askedAt } of fresh) {
+    const resource = resourceOfAttachable(record.attachable_type)
+    const id = Number(record.attachable_id)
+    if (!resource || !Number.isSafeInteger(id) || id <= 0) continue
+    const key = `${resource.name}:${id}`
+    const createdAt = timeOf(record)
+    const known = changes.get(key)
+    if (known && !(createdAt > known.createdAt)) continue
+    changes.set(key, { resource, id, createdAt, verb: String(record.verb ?? ''), askedAt })
+  }
+  return [...changes.values()]
+}
+
+/** Whether the mirror holds the change already: tombstoned for a destroy, as new or newer otherwise. */
+async function unanswered(db: Db, changes: Change[]): Promise<Change[]> {
+  const wanted: Change[] = []
+  for (const resource of new Set(changes.map((change) => change.resource))) {
+    const own = changes.filter((change) => change.resource === resource)
+    const states = await mirroredStates(
+      db,
+      resource,
+      own.map((change) => change.id),
+    )
+    for (const change of own) {
+      const state = states.get(change.id)
+      const held =
+        state &&
+        (change.verb === 'destroy'
+          ? state.deleted
+          : !state.deleted && state.updatedAt !== null && state.updatedAt.getTime() >= change.createdAt)
+      if (!held) wanted.push(change)
+    }
+  }
+  return wanted
+}
+
+export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
+  const { db, reader, logger } = deps
+  const owner = randomUUID()
+  const leaseMs = (3 * deps.pollSeconds + 10) * 1000
+  const maxPages = deps.maxPages ?? MAX_PAGES
+
+  async function pollOnce(): Promise<PollResult> {
+    const idle = { requests: 0, activities: 0, refreshes: 0, gap: false }
+    const cursor = await takeFeedLease(db, FEED_NAME, owner, leaseMs)
+    if (!cursor) return { status: 'standby', ...idle }
+    const floor = cursor.newestCreatedAt ? cursor.newestCreatedAt.getTime() - 1000 : null
+    const filter = floor === null ? undefined : { created_at: { larger_than: new Date(floor).toISOString() } }
+    const fresh = new Map<number, { record: FetchedRecord; askedAt: Date }>()
+    let requests = 0
+    let previous = ''
+    let reached = cursor.newestId === null
+    let firstFetchedAt: Date | null = null
+    for (let page = 1; page <= maxPages; page++) {
+      const answer = await reader.index(activities, { page, order: NEWEST_FIRST, filter })
+      requests++
+      firstFetchedAt ??= answer.fetchedAt
+      const ids = answer.records.map((record) => Number(record.id))
+      const joined = ids.join(',')
+      if (answer.size === 0 || (page > 1 && joined !== '' && joined === previous)) {
+        reached = true
+        break
+      }
+      previous = joined
+      for (const record of answer.records) {
+        const id = Number(record.id)
+        if ((cursor.newestId === null || id > cursor.newestId) && !fresh.has(id))
+          fresh.set(id, { record, askedAt: answer.fetchedAt })
+      }
+      if (cursor.newestId === null) break
+      const times = answer.records.map(timeOf)
+      if (
+        ids.some((id) => id <= (cursor.newestId as number)) ||
+        (floor !== null && times.length > 0 && times.every((time) => time < floor))
+      ) {
+        reached = true
+        break
+      }
+    }
+    const records = [...fresh.values()]
+    // The first poll only sets the cursor.
+    const changes = cursor.newestId === null ? [] : await unanswered(db, changesOf(records))
+    let newest = { newestId: cursor.newestId, newestCreatedAt: cursor.newestCreatedAt }
+    for (const { record } of records) {
+      const id = Number(record.id)
+      const time = timeOf(record)
+      if (newest.newestId === null || id > newest.newestId) {
+        const at = Number.isNaN(time) ? newest.newestCreatedAt : new Date(time)
+        newest = { newestId: id, newestCreatedAt: at }
+      }
+    }
+    if (!reached) {
+      logger.warn(
+        { pages: maxPages, activities: records.length },
+        'activity feed: the newest activity read before is not within the page limit; the sweeps find the rest',
+      )
+    }
+    try {
+      await db.transaction().execute(async (trx) => {
+        if (records.length && firstFetchedAt) {
+          await upsertRecords(
+            trx,
+            activities,
+            records.map((entry) => entry.record),
+            { source: 'fetch', fetchedAt: firstFetchedAt },
+          )
+        }
+        for (const change of changes) {
+          const at = change.askedAt.toISOString()
+          await deps.queueRefresh(trx, {
+            resource: change.resource.name,
+            id: change.id,
+            receivedAt: at,
+            askedAt: at,
+          })
+        }
+        if (!(await advanceFeed(trx, FEED_NAME, owner, newest))) throw new LeaseLost()
+      })
+    } catch (error) {
+      if (error instanceof LeaseLost) return { status: 'standby', ...idle, requests }
+      throw error
+    }
+    if (records.length) deps.onApplied?.(activities.name, records.length)
+    if (changes.length)
+      logger.debug({ activities: records.length, refreshes: changes.length }, 'activity feed')
+    return {
+      status: 'polled',
+      requests,
+      activities: records.length,
+      refreshes: changes.length,
+      gap: !reached,
+    }
+  }
+
+  return { pollOnce, release: () => releaseFeed(db, FEED_NAME, owner) }
+}
+
+/** Polls at once and then `pollSeconds` after each poll ends, until stopped. */
+export function startActivityFeed(deps: ActivityFeedDeps): { stop(): Promise<void> } {
+  const feed = createActivityFeed(deps)
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> = Promise.resolve()
+  const tick = () => {
+    running = (async () => {
+      try {
+        deps.onPolled?.(await feed.pollOnce())
+      } catch (error) {
+        deps.logger.warn({ err: error }, 'activity feed: poll failed; the next one tries again')
+      }
+      if (!stopped) timer = setTimeout(tick, deps.pollSeconds * 1000).unref()
+    })()
+  }
+  tick()
+  return {
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      await running
+      await feed.release().catch(() => {})
+    },
+  }
+}
