@@ -178,7 +178,10 @@ export async function runDemo(argv: string[]): Promise<number> {
   // one exits at once, and the world's exit hooks remove the folder and stop PostgreSQL.
   const stop = new AbortController()
   const interrupt = (name: NodeJS.Signals) => {
-    if (!stop.signal.aborted) return stop.abort(name)
+    if (!stop.signal.aborted) {
+      process.stdout.write('\nstopping (once more to stop at once)\n')
+      return stop.abort(name)
+    }
     process.stderr.write('\ncrm-sync demo: stopped at once\n')
     process.exit(SIGNAL_EXIT[name] ?? 130)
   }

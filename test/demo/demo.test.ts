@@ -130,8 +130,8 @@ describe('npm run demo', () => {
     const folder = folderOf(shown?.input ?? '')
     expect(folder && existsSync(folder)).toBe(true)
     process.kill(-(demo.child.pid as number), 'SIGINT')
-    // Apart: two signals pending at once are delivered as one.
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    // The second once the first is handled: two signals pending at once are delivered as one.
+    expect(await demo.printed(/^stopping \(once more to stop at once\)$/m)).not.toBeNull()
     process.kill(-(demo.child.pid as number), 'SIGINT')
     const { code, stdout, stderr } = await demo.exited
     expect(code, `${stdout}\n${stderr}`).toBe(130)
