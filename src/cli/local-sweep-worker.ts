@@ -7,7 +7,7 @@ import { createUpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { HEARTBEAT_REFRESH_SECONDS, type JobQueue, QUEUES, recordChecks } from '../sync/job-queue.ts'
+import { type JobQueue, QUEUES, recordChecks, sweepWorkOptions } from '../sync/job-queue.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
 import { sweepDepsFrom } from '../sync/sweep/context.ts'
 import { createSweepHandler } from '../sync/sweep/handler.ts'
@@ -24,7 +24,7 @@ export async function sweepHere(deps: { boss: JobQueue; config: Config; db: Db; 
   const { boss, config, db, logger } = deps
   await boss.work(
     QUEUES.sweep.name,
-    { localConcurrency: 2, heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS, pollingIntervalSeconds: 1 },
+    sweepWorkOptions(2),
     createSweepHandler(
       sweepDepsFrom(config, {
         db,

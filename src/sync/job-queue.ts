@@ -86,6 +86,21 @@ export const QUEUES = {
 /** Workers beat every 2 s, so a dead process's heartbeat is stale 8 to 10 s after its death. */
 export const HEARTBEAT_REFRESH_SECONDS = 2
 
+/**
+ * How a process works the sweep queue: each sweep job is in the group of its upstream service (see
+ * `sweepEnqueuer`), and `perService` sweeps of each service run at once. Sweeps are bound by their
+ * service's request budget, not by this process; slots shared across services let a service's sweeps
+ * waiting for its budget hold every slot while the other service's budget sat idle.
+ */
+export function sweepWorkOptions(perService: number) {
+  return {
+    localConcurrency: 2 * perService,
+    localGroupConcurrency: perService,
+    heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS,
+    pollingIntervalSeconds: 1,
+  }
+}
+
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name']
 
 export type JobQueue = PgBoss

@@ -82,10 +82,14 @@ export async function startRun(deps: RunDeps, request: StartRunRequest): Promise
   return { status: 'started', runId: result.runId, covered: result.covered, waiting: result.waiting }
 }
 
-/** Sweep jobs through pg-boss, written with the caller's transaction. */
+/** Sweep jobs through pg-boss, written with the caller's transaction, grouped by upstream service. */
 export function sweepEnqueuer(boss: JobQueue): EnqueueSweep {
   return async (trx, job) => {
-    const id = await boss.send(QUEUES.sweep.name, job, { db: jobConnection(trx as Kysely<unknown>) })
+    const service = findResource(job.resource)?.service ?? 'crm'
+    const id = await boss.send(QUEUES.sweep.name, job, {
+      db: jobConnection(trx as Kysely<unknown>),
+      group: { id: service },
+    })
     if (id === null) throw new Error(`the job queue refused the sweep of ${job.resource} in run ${job.runId}`)
   }
 }

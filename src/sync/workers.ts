@@ -17,6 +17,7 @@ import {
   type JobQueue,
   QUEUES,
   recordChecks,
+  sweepWorkOptions,
 } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
 import { createCatchUp } from './refresh/catch-up.ts'
@@ -134,14 +135,12 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       observer,
     ),
   )
-  // Sweeps are bound by the request budget, not by this process: four at a time keep pages of both
-  // services flowing (with two, reservation sweeps waited behind long CRM ones while the reservation
-  // budget sat idle).
+  // Sweeps are bound by their service's request budget: four of each service at a time.
   const sweepLogger = logger.child({ queue: QUEUES.sweep.name })
   const enqueue = sweepEnqueuer(boss)
   await boss.work(
     QUEUES.sweep.name,
-    { localConcurrency: 4, heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS, pollingIntervalSeconds: 1 },
+    sweepWorkOptions(4),
     instrumented(
       QUEUES.sweep.name,
       createSweepHandler(

@@ -1,8 +1,11 @@
 // The job queue as a process that dies leaves it: a tick of a singleton queue that its process left
-// active is failed by its missed heartbeats, so that the next tick is not held back until its expiry.
+// active is failed by its missed heartbeats, so that the next tick is not held back until its expiry;
+// sweep slots are per upstream service.
 import { afterAll, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
-import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
+import type { SweepJob } from '../../src/store/runs.ts'
+import { type JobQueue, QUEUES, startJobQueue, sweepWorkOptions } from '../../src/sync/job-queue.ts'
+import { sweepEnqueuer } from '../../src/sync/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
 
@@ -38,4 +41,34 @@ describe('job queue', () => {
     },
     40_000,
   )
+})
+
+describe('sweep slots', () => {
+  const database = useTestDatabase()
+
+  it("are each service's own: CRM sweeps waiting for the CRM's budget hold no reservation sweep back", async () => {
+    const boss = await startJobQueue(database.url, logger)
+    const release = Promise.withResolvers<void>()
+    const started: string[] = []
+    try {
+      const enqueue = sweepEnqueuer(boss)
+      const jobs = ['crm.people', 'crm.companies', 'crm.deals', 'reservations.bookings']
+      for (const [index, resource] of jobs.entries())
+        await enqueue(database.db, { runId: index + 1, resource })
+      // One slot a service: the first CRM sweep waits for ever (its budget), the other two queue.
+      await boss.work<SweepJob>(QUEUES.sweep.name, sweepWorkOptions(1), async ([job]) => {
+        started.push(job?.data.resource ?? '')
+        if (job?.data.resource.startsWith('crm.')) await release.promise
+      })
+      await waitFor(
+        async () => started.includes('reservations.bookings') || undefined,
+        15_000,
+        'the reservation sweep started beside a CRM sweep that holds its slot',
+      )
+      expect(started.filter((resource) => resource.startsWith('crm.'))).toHaveLength(1)
+    } finally {
+      release.resolve()
+      await boss.stop({ graceful: false })
+    }
+  })
 })
