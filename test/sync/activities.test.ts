@@ -92,6 +92,15 @@ describe('crm.activities', () => {
       task: { action: 'update', changes: { name: ['Rückruf 6', 'Rückruf 7'] } },
     })
 
+    // An incremental walk stops at the first page it has all read before, not at the lookback (which
+    // holds every activity here): five new activities cost their page and the next one.
+    someChanges(upstream, 8)
+    upstream.control.resetCounters()
+    const incremental = await sweep(deps, { mode: 'incremental', resources: ['crm.activities'] })
+    expect((await readRun(db, incremental))?.status).toBe('succeeded')
+    expect(activityRequests(upstream)).toBe(2)
+    expect(await activityDifferences(db, upstream)).toEqual([])
+
     // A row the upstream does not list (a log truncated upstream, say) stays live through a full sweep.
     await sql`insert into crm.activities (id, verb, created_at, updated_at) values (7, 'update', now(), now())`.execute(
       db,
