@@ -166,46 +166,40 @@ describe('crm.activities', () => {
     expect(await activityDifferences(db, upstream)).toEqual([])
   })
 
-  // Opt-in (ACTIVITY_FEED_E2E=1) while the feed is experimental: in a busy suite the engine's feed was
-  // seen not to start polling in time (docs/how-sync-works.md#the-activity-feed).
-  it.skipIf(!process.env.ACTIVITY_FEED_E2E)(
-    'with the feed on and an hour between sweeps, task and note changes reach the mirror within seconds',
-    async () => {
-      const upstream = await startSandbox({ seedSize: SEED, seed: 8, behaviour: { crmRateLimit: null } })
-      sandbox = upstream
-      database = await createTestDatabase()
-      const { db } = database
-      engine = await startEngine(upstream, database.url, {
-        INCREMENTAL_SYNC_INTERVAL: '3600',
-        ACTIVITY_POLL_SECONDS: '1',
-        CRM_RATE_LIMIT: '1000',
-      })
-      const inSync = async () => {
-        expect(await differences(db, upstream)).toEqual([])
-        return true
-      }
-      await waitFor(inSync, 60_000, 'the first sync')
+  it('with the feed on and an hour between sweeps, task and note changes reach the mirror within seconds', async () => {
+    const upstream = await startSandbox({ seedSize: SEED, seed: 8, behaviour: { crmRateLimit: null } })
+    sandbox = upstream
+    database = await createTestDatabase()
+    const { db } = database
+    engine = await startEngine(upstream, database.url, {
+      INCREMENTAL_SYNC_INTERVAL: '3600',
+      ACTIVITY_POLL_SECONDS: '1',
+      CRM_RATE_LIMIT: '1000',
+    })
+    const inSync = async () => {
+      expect(await differences(db, upstream)).toEqual([])
+      return true
+    }
+    await waitFor(inSync, 60_000, 'the first sync')
 
-      const crm = upstream.control.crm
-      const [task, goneTask] = crm.liveIds('tasks') as [number, number]
-      const started = Date.now()
-      crm.update('tasks', task, { name: 'Angebot nachfassen', finished: true })
-      crm.destroy('tasks', goneTask)
-      const note = crm.create('protocols', { name: 'Telefonat', content: 'Rückruf vereinbart' })
-      await waitFor(inSync, 15_000, 'the task and note changes in the mirror')
-      const seconds = (Date.now() - started) / 1000
-      expect(seconds).toBeLessThan(15)
-      const { rows } = await sql<{ id: number; deleted: boolean }>`
+    const crm = upstream.control.crm
+    const [task, goneTask] = crm.liveIds('tasks') as [number, number]
+    const started = Date.now()
+    crm.update('tasks', task, { name: 'Angebot nachfassen', finished: true })
+    crm.destroy('tasks', goneTask)
+    const note = crm.create('protocols', { name: 'Telefonat', content: 'Rückruf vereinbart' })
+    await waitFor(inSync, 15_000, 'the task and note changes in the mirror')
+    const seconds = (Date.now() - started) / 1000
+    expect(seconds).toBeLessThan(15)
+    const { rows } = await sql<{ id: number; deleted: boolean }>`
       select id, _deleted_at is not null as deleted from crm.tasks where id in (${task}, ${goneTask})
       union all select id, _deleted_at is not null from crm.notes where id = ${note.id}`.execute(db)
-      expect(rows.sort((a, b) => a.id - b.id)).toEqual(
-        [
-          { id: task, deleted: false },
-          { id: goneTask, deleted: true },
-          { id: note.id, deleted: false },
-        ].sort((a, b) => a.id - b.id),
-      )
-    },
-    120_000,
-  )
+    expect(rows.sort((a, b) => a.id - b.id)).toEqual(
+      [
+        { id: task, deleted: false },
+        { id: goneTask, deleted: true },
+        { id: note.id, deleted: false },
+      ].sort((a, b) => a.id - b.id),
+    )
+  }, 120_000)
 })

@@ -245,7 +245,9 @@ export function startActivityFeed(deps: ActivityFeedDeps): { stop(): Promise<voi
   const tick = () => {
     running = (async () => {
       try {
-        deps.onPolled?.(await feed.pollOnce())
+        // Not `onPolled?.(await pollOnce())`: an optional call skips its arguments when absent.
+        const result = await feed.pollOnce()
+        deps.onPolled?.(result)
       } catch (error) {
         deps.logger.warn({ err: error }, 'activity feed: poll failed; the next one tries again')
       }
