@@ -623,6 +623,27 @@ async function sweepsSince(db: Db, since: Date) {
   }
 }
 
+/**
+ * Every sweep since `since` that read a page or checked a record, in order of start, with its start
+ * and end in seconds from the last change: where the time after the changes went.
+ */
+async function sweepLog(db: Db, since: Date, lastChangeAt: Date) {
+  try {
+    const { rows } = await sql<Record<string, unknown>>`
+      select rr.run_id as run, r.mode, rr.resource, rr.status, rr.api_requests as requests, rr.pages,
+        rr.reconciled, rr.tombstoned,
+        round(extract(epoch from rr.started_at - ${lastChangeAt}::timestamptz)::numeric, 1)::float as started,
+        round(extract(epoch from rr.finished_at - ${lastChangeAt}::timestamptz)::numeric, 1)::float as finished
+      from sync.run_resources rr join sync.runs r on r.id = rr.run_id
+      where r.created_at >= ${since} and (rr.pages > 0 or rr.reconciled > 0)
+      order by rr.started_at
+    `.execute(db)
+    return rows
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
 /** Record refreshes (one `show` each for lean and flat hooks) created since `since`, by state. */
 async function refreshesSince(db: Db, since: Date) {
   try {
@@ -701,6 +722,7 @@ async function measure(ctx: Context, settings: Settings, objectType: ObjectType,
       made[what] = (made[what] ?? 0) + 1
     }
     const lastChange = performance.now()
+    const lastChangeAt = new Date()
     // "In sync" (DESIGN.md) allows one full reconciliation for the changes that leave updated_at alone
     // (a tag, an address: the sandbox's default fires no webhook and bumps no parent for them).
     const resync = await fetch(`${engine.url}/admin/resync`, {
@@ -758,6 +780,7 @@ async function measure(ctx: Context, settings: Settings, objectType: ObjectType,
         runs: await runsSince(database.db, changesStartedAt),
         runsSinceStart: await runsSince(database.db, startedAt),
         sweeps: await sweepsSince(database.db, changesStartedAt),
+        sweepLog: await sweepLog(database.db, changesStartedAt, lastChangeAt),
         refreshes: await refreshesSince(database.db, changesStartedAt),
         engine: { cpuSeconds: round(engine.cpuSeconds(), 1), peakRssMb: round(engine.peakRss() / 2 ** 20) },
       },
