@@ -16,7 +16,14 @@ export { createRun } from './runs/create.ts'
 export { abandonSweep, finishSweep } from './runs/end.ts'
 export { DEFAULT_STALE_AFTER_SECONDS } from './runs/locks.ts'
 export { claimSweep, saveSweepProgress, yieldSweep } from './runs/progress.ts'
-export { type RunFilter, type RunView, readActiveSweeps, readRun, readRuns } from './runs/read.ts'
+export {
+  fullSweepRunningSince,
+  type RunFilter,
+  type RunView,
+  readActiveSweeps,
+  readRun,
+  readRuns,
+} from './runs/read.ts'
 export {
   type ClaimedSweep,
   type CoveredResource,

@@ -38,6 +38,8 @@ export interface ResourceStateTable {
   watermark: Timestamp | null
   last_incremental_sync_at: Timestamp | null
   last_full_sync_at: Timestamp | null
+  /** When the last complete walk and its reconciliation ended (verification is scheduled from it). */
+  last_verified_at: Timestamp | null
   last_remote_count: number | null
   last_remote_count_at: Timestamp | null
   updated_at: Generated<Date>

@@ -1,5 +1,6 @@
-// A refresh fetches the record unless a fetch sent after its latest delivery already answered it:
-// deliveries that trickle in while a refresh waits for the budget cost no second request.
+// A refresh fetches the record unless a fetch sent after its latest delivery already answered it (or a
+// full sweep that began since will): deliveries that trickle in while a refresh waits for the budget
+// cost no second request.
 import { sql } from 'kysely'
 import type { Job } from 'pg-boss'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -8,9 +9,11 @@ import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-clie
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
+import { abandonSweep, claimSweep } from '../../src/store/runs.ts'
 import { createCatchUp } from '../../src/sync/refresh/catch-up.ts'
 import { createRefreshHandler } from '../../src/sync/refresh/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
+import { startTestRun } from './support.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })
@@ -122,6 +125,26 @@ describe('a refresh', () => {
       .where('id', '=', id)
       .executeTakeFirst()
     expect(changed?.first_name).toBe('Changed')
+  })
+
+  it('is skipped while a full sweep of its resource that started after its delivery runs', async () => {
+    const [id] = sandbox.control.crm.liveIds('people') as [number]
+    await delivered(id)
+    const { result } = await startTestRun(database.db, { mode: 'full', resources: ['crm.people'] })
+    const runId = result.status === 'started' ? result.runId : 0
+    expect(await claimSweep(database.db, { runId, resource: 'crm.people', lease: 'test' })).not.toBeNull()
+    try {
+      const before = shows()
+      await refresh(id)
+      expect(shows()).toBe(before)
+      expect(skipped).toEqual(['crm.people'])
+      // A delivery after the sweep began: the sweep may have read its page already.
+      await delivered(id)
+      await refresh(id)
+      expect(shows()).toBe(before + 1)
+    } finally {
+      await abandonSweep(database.db, async () => {}, runId, 'crm.people', 'test over')
+    }
   })
 
   it('is sent when the row came from a payload (never fetched), or there is no row', async () => {

@@ -176,7 +176,8 @@ describe('incremental sweeps', () => {
     // Two intervals later, its count is due.
     await sql`
       update sync.resource_state set last_remote_count_at = last_remote_count_at - interval '1 hour',
-        last_full_sync_at = last_full_sync_at - interval '1 hour'
+        last_full_sync_at = last_full_sync_at - interval '1 hour',
+        last_verified_at = last_verified_at - interval '1 hour'
     `.execute(database.db)
 
     const runId = await sweep(deps, { mode: 'incremental', resources: ['crm.people'] })
@@ -211,8 +212,18 @@ describe('incremental sweeps', () => {
       { resource: 'crm.tasks', pages: 1, api_requests: 1, tombstoned: 0 },
       { resource: 'crm.users', pages: 0, api_requests: 0, tombstoned: 0 },
     ])
-    // Two intervals later (INCREMENTAL_SYNC_INTERVAL 300 here), their complete walks are due.
+    // A complete walk that began an hour ago but ended just now (a long one, under a shared budget):
+    // the next is due a period after its end, not at once.
     await sql`update sync.resource_state set last_full_sync_at = last_full_sync_at - interval '1 hour'`.execute(
+      database.db,
+    )
+    const afterLongWalk = await readRun(database.db, await sweep(deps, both))
+    expect(afterLongWalk?.resources.map(({ pages, tombstoned }) => ({ pages, tombstoned }))).toEqual([
+      { pages: 1, tombstoned: 0 },
+      { pages: 0, tombstoned: 0 },
+    ])
+    // Two intervals later (INCREMENTAL_SYNC_INTERVAL 300 here), their complete walks are due.
+    await sql`update sync.resource_state set last_verified_at = last_verified_at - interval '1 hour'`.execute(
       database.db,
     )
     const due = await readRun(database.db, await sweep(deps, both))

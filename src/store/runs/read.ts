@@ -81,3 +81,17 @@ export async function readActiveSweeps(db: Db) {
     .orderBy('run_id')
     .execute()
 }
+
+/**
+ * Whether a full sweep of the resource is running that started at or after `since`: it reads every
+ * record as it is at least then, and reconciles what it does not see.
+ */
+export async function fullSweepRunningSince(db: Db, resource: string, since: Date): Promise<boolean> {
+  const result = await sql<{ found: boolean }>`
+    select exists (
+      select 1 from sync.run_resources s join sync.runs r on r.id = s.run_id
+      where s.resource = ${resource} and s.status = 'running' and r.mode = 'full' and s.started_at >= ${since}
+    ) as found
+  `.execute(db)
+  return result.rows[0]?.found ?? false
+}

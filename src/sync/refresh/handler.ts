@@ -1,7 +1,8 @@
 // Refresh of one record: `show` with the resource's includes, then apply; 404 tombstones it. A
 // refresh is skipped when the row was written from a request sent after the record's latest delivery
-// arrived (and after the activity feed's page that asked for it, for a refresh the feed queued): that
-// answer already holds every change the deliveries told of (a burst of deliveries that
+// arrived (and after the activity feed's page that asked for it, for a refresh the feed queued), or
+// when a full sweep of the resource that started since is running: that answer already holds (or the
+// sweep will read) every change the deliveries told of (a burst of deliveries that
 // trickles in while a refresh waits for the request budget costs one request, not two). While many
 // refreshes of a resource wait, the newest page of its index answers them together (catch-up.ts).
 import type { Job } from 'pg-boss'
@@ -13,6 +14,7 @@ import type { Db } from '../../store/database.ts'
 import { countRecentDeliveries, latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
 import { readFetchedAt } from '../../store/record-times.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
+import { fullSweepRunningSince } from '../../store/runs.ts'
 import { recordJobContext } from '../job-log-context.ts'
 import type { QueueRecordChecks } from '../job-queue.ts'
 import type { CatchUp } from './catch-up.ts'
@@ -96,7 +98,12 @@ async function answeredAlready(
     readFetchedAt(db, resource, id),
   ])
   const asked = Math.max(delivered?.getTime() ?? 0, askedAt?.getTime() ?? 0)
-  return asked > 0 && fetched !== null && fetched.getTime() >= asked
+  if (asked === 0) return false
+  if (fetched !== null && fetched.getTime() >= asked) return true
+  // A full sweep that started after the change reads the record (or reconciles it away) anyway: a
+  // refresh would spend the budget that the full sweep needs. Should that sweep fail, the next
+  // incremental one reads the change (its watermark is older than the change).
+  return fullSweepRunningSince(db, resource.name, new Date(asked))
 }
 
 export function createRefreshHandler(deps: RefreshHandlerDeps) {

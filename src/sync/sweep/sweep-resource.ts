@@ -158,7 +158,7 @@ async function firstCheckpoint(ctx: SweepContext, claimed: ClaimedSweep): Promis
   if (claimed.mode === 'full') return everything
   const state = await readResourceState(ctx.db, ctx.resource.name)
   if (verifiedByWalk(ctx.resource)) {
-    if (await verificationIsDue(ctx, state?.last_full_sync_at ?? null)) return everything
+    if (await verificationIsDue(ctx, lastVerified(state))) return everything
     if (!hasUpdatedAt(ctx.resource)) return null
   }
   return { phase: 'walk', nextPage: 1, watermark: state?.watermark?.toISOString() ?? null }
@@ -176,12 +176,20 @@ async function countIsDue(ctx: SweepContext, claimed: ClaimedSweep, walked: Walk
   const live = await countLiveRows(ctx.db, ctx.resource)
   if (state?.last_remote_count !== live) return true
   const counted = state?.last_remote_count_at ?? null
-  const full = state?.last_full_sync_at ?? null
-  const last = counted && full ? (counted > full ? counted : full) : (counted ?? full)
   const model = ctx.resource.webhookModel
-  if (last && model && (await deliveredSince(ctx.db, model, last))) return true
+  // Deliveries since the last walk began: the walk may have read their pages before they changed.
+  const since = latest(counted, state?.last_full_sync_at ?? null)
+  if (since && model && (await deliveredSince(ctx.db, model, since))) return true
+  const last = latest(counted, lastVerified(state))
   return verificationDue(ctx.resource, last, await serviceCost(ctx), ctx.settings.verification, new Date())
 }
+
+const latest = (a: Date | null, b: Date | null) => (a && b ? (a > b ? a : b) : (a ?? b))
+
+/** When the last complete walk ended (its start, for state written before that was recorded). */
+const lastVerified = (
+  state: { last_verified_at: Date | null; last_full_sync_at: Date | null } | undefined,
+): Date | null => state?.last_verified_at ?? state?.last_full_sync_at ?? null
 
 async function walk(
   ctx: SweepContext,
@@ -241,7 +249,7 @@ async function finish(ctx: SweepContext, claimed: ClaimedSweep, walked: Walked, 
             : null,
           ...(claimed.mode === 'incremental' ? { last_incremental_sync_at: startedAt } : {}),
           // Read to the end and reconciled: as good as a full sweep, whatever was asked for.
-          ...(walked.complete ? { last_full_sync_at: startedAt } : {}),
+          ...(walked.complete ? { last_full_sync_at: startedAt, last_verified_at: new Date() } : {}),
         }
       : {}
   await ctx.db.transaction().execute(async (trx) => {

@@ -8,7 +8,8 @@
 // 250 records: it is scheduled by its cost against the budget, not run every cycle. A resource is
 // verified at most every other interval, and no more often than lets the verifications of all the
 // resources of its upstream use RECONCILE_BUDGET_PERCENT of that upstream's budget: every resource of
-// an upstream has the period that the cost of verifying them all takes at that share. A count is also taken
+// an upstream has the period that the cost of verifying them all takes at that share, counted from the
+// end of the last complete walk (a long one is not followed by another at once). A count is also taken
 // whenever the resource changed since the last one (the walk saw newer records, or deliveries came):
 // a delivery dropped among others is found at once, an idle account costs 1.5 requests a cycle.
 // Deletions that cascade from a tombstoned parent do not wait for any of this (sync/refresh/dependant-checks.ts).
