@@ -172,10 +172,14 @@ export type QueueRecordChecks = (
   ids: readonly number[],
 ) => Promise<void>
 
-/** Record checks as refresh jobs: one per record, however many ask for it (see `enqueueRefresh`). */
+/**
+ * Record checks as refresh jobs: one per record, however many ask for it (see `enqueueRefresh`). A check
+ * is asked now: a fetch of the record sent later (a sweep's page, its reconciliation) answers it.
+ */
 export function recordChecks(boss: JobQueue, coalesceSeconds: number): QueueRecordChecks {
   return async (trx, resource, ids) => {
-    for (const id of ids) await enqueueRefresh(boss, trx, { resource, id }, coalesceSeconds)
+    const askedAt = new Date().toISOString()
+    for (const id of ids) await enqueueRefresh(boss, trx, { resource, id, askedAt }, coalesceSeconds)
   }
 }
 
@@ -188,8 +192,8 @@ export interface RefreshJob {
    */
   receivedAt?: string
   /**
-   * When the activity feed's page naming the change was fetched (ISO): a row fetched before then does
-   * not answer the refresh, whatever the deliveries say.
+   * When the activity feed's page naming the change was fetched, or when a check of the record was
+   * asked (ISO): a row fetched before then does not answer the refresh, whatever the deliveries say.
    */
   askedAt?: string
 }

@@ -4,7 +4,14 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
 import type { SweepJob } from '../../src/store/runs.ts'
-import { type JobQueue, QUEUES, startJobQueue, sweepWorkOptions } from '../../src/sync/job-queue.ts'
+import {
+  type JobQueue,
+  QUEUES,
+  type RefreshJob,
+  recordChecks,
+  startJobQueue,
+  sweepWorkOptions,
+} from '../../src/sync/job-queue.ts'
 import { sweepEnqueuer } from '../../src/sync/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
@@ -68,6 +75,27 @@ describe('sweep slots', () => {
       expect(started.filter((resource) => resource.startsWith('crm.'))).toHaveLength(1)
     } finally {
       release.resolve()
+      await boss.stop({ graceful: false })
+    }
+  })
+})
+
+describe('record checks', () => {
+  const database = useTestDatabase()
+
+  it('are refresh jobs asked at the time they are queued, so that a later fetch answers them', async () => {
+    const boss = await startJobQueue(database.url, logger)
+    try {
+      const before = Date.now()
+      await recordChecks(boss, 1)(database.db, 'crm.tasks', [41, 42])
+      const jobs = await boss.fetch<RefreshJob>(QUEUES.refresh.name, { batchSize: 5 })
+      expect(jobs.map((job) => job.data.id).sort()).toEqual([41, 42])
+      for (const job of jobs) {
+        const asked = Date.parse(job.data.askedAt ?? '')
+        expect(asked).toBeGreaterThanOrEqual(before - 1)
+        expect(asked).toBeLessThanOrEqual(Date.now())
+      }
+    } finally {
       await boss.stop({ graceful: false })
     }
   })
