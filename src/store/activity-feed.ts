@@ -36,14 +36,41 @@ export async function takeFeedLease(
   }
 }
 
-/** Moves the cursor, while `owner` holds the lease; false when it has lost it. */
-export async function advanceFeed(db: Db, feed: string, owner: string, cursor: FeedCursor): Promise<boolean> {
+/**
+ * Moves the cursor, while `owner` holds the lease; false when it has lost it. `gap`: this poll did not
+ * read back to the cursor before it (or there was none, the first poll): the feed answers for changes
+ * from now on only.
+ */
+export async function advanceFeed(
+  db: Db,
+  feed: string,
+  owner: string,
+  cursor: FeedCursor,
+  options: { gap: boolean },
+): Promise<boolean> {
+  const coveredSince = options.gap ? sql`now()` : sql`coalesce(covered_since, now())`
   const result = await sql`
     update sync.activity_feed set newest_id = ${cursor.newestId},
-      newest_created_at = ${cursor.newestCreatedAt}, polled_at = now(), updated_at = now()
+      newest_created_at = ${cursor.newestCreatedAt}, polled_at = now(), updated_at = now(),
+      covered_since = ${coveredSince}
     where feed = ${feed} and lease_owner = ${owner}
   `.execute(db)
   return Number(result.numAffectedRows ?? 0) > 0
+}
+
+export interface FeedCoverage {
+  /** Every change the log names since then has been read (null: never polled). */
+  coveredSince: Date | null
+  /** The last poll that read the log. */
+  polledAt: Date | null
+}
+
+export async function readFeedCoverage(db: Db, feed: string): Promise<FeedCoverage | null> {
+  const result = await sql<{ covered_since: Date | null; polled_at: Date | null }>`
+    select covered_since, polled_at from sync.activity_feed where feed = ${feed}
+  `.execute(db)
+  const row = result.rows[0]
+  return row ? { coveredSince: row.covered_since, polledAt: row.polled_at } : null
 }
 
 /** Lets the lease go at once (a stopping replica), so that another takes the feed over at its next poll. */

@@ -166,6 +166,49 @@ describe('crm.activities', () => {
     expect(await activityDifferences(db, upstream)).toEqual([])
   })
 
+  it('while the feed answers for them, idle incremental sweeps of the resources it covers read nothing', async () => {
+    const upstream = await startSandbox({ seedSize: SEED, seed: 9, behaviour: { crmRateLimit: null } })
+    sandbox = upstream
+    database = await createTestDatabase()
+    const { db } = database
+    const deps = sweepDeps(db, sandboxConfig(upstream, { ACTIVITY_POLL_SECONDS: '5' }))
+    const covered = { mode: 'incremental' as const, resources: ['crm.people', 'crm.tasks', 'crm.activities'] }
+    await sweep(deps, covered)
+    const requestsOf = async (runId: number) =>
+      Object.fromEntries(
+        ((await readRun(db, runId))?.resources ?? []).map((swept) => [swept.resource, swept.api_requests]),
+      )
+    const feedState = (coveredSince: string, polledAt: string) =>
+      sql`insert into sync.activity_feed (feed, covered_since, polled_at)
+        values ('crm.activities', now() - ${coveredSince}::interval, now() - ${polledAt}::interval)
+        on conflict (feed) do update set covered_since = excluded.covered_since, polled_at = excluded.polled_at
+      `.execute(db)
+
+    // The feed has read the log without a gap since before the watermark, and polled just now.
+    await feedState('1 hour', '0 s')
+    expect(await requestsOf(await sweep(deps, covered))).toEqual({
+      'crm.people': 0,
+      'crm.tasks': 0,
+      'crm.activities': 1, // not a resource the log names: its sweep reads as ever
+    })
+    // The feed stopped polling: the sweeps read their newest pages again.
+    await feedState('1 hour', '1 hour')
+    const stalled = await requestsOf(await sweep(deps, covered))
+    expect(stalled['crm.people']).toBeGreaterThan(0)
+    expect(stalled['crm.tasks']).toBeGreaterThan(0)
+    // A gap after the watermark (the feed answers only from then on): likewise.
+    await feedState('0 s', '0 s')
+    const gap = await requestsOf(await sweep(deps, covered))
+    expect(gap['crm.people']).toBeGreaterThan(0)
+    // A count that is due is taken whatever the feed says.
+    await feedState('1 hour', '0 s')
+    await sql`update sync.resource_state set last_remote_count_at = now() - interval '1 day',
+      last_verified_at = now() - interval '1 day', last_full_sync_at = now() - interval '1 day'`.execute(db)
+    const due = await requestsOf(await sweep(deps, covered))
+    expect(due['crm.people']).toBeGreaterThan(0)
+    expect(due['crm.tasks']).toBeGreaterThan(0)
+  })
+
   it('with the feed on and an hour between sweeps, task and note changes reach the mirror within seconds', async () => {
     const upstream = await startSandbox({ seedSize: SEED, seed: 8, behaviour: { crmRateLimit: null } })
     sandbox = upstream

@@ -81,6 +81,7 @@ export function sweepDeps(db: Db, config: Config, options: DepsOptions = {}): Sw
       maxPages: config.upstream.maxPages,
       reconcileBatchSize: options.reconcileBatchSize ?? 25,
       verification: verificationSettings(config),
+      feedPollSeconds: config.activityPollSeconds,
     },
   }
 }

@@ -38,6 +38,11 @@ export const FEED_NAME = 'crm.activities'
 const MAX_PAGES = 20
 const NEWEST_FIRST: Order = { field: 'created_at', direction: 'desc' }
 
+/** The resources whose every create, update and destroy the log names. */
+export const FEED_COVERS: ReadonlySet<string> = new Set(
+  [people, companies, deals, projects, tasks, notes].map((resource) => resource.name),
+)
+
 const BY_ATTACHABLE_TYPE: Record<string, AnyResource> = {
   Person: people,
   Company: companies,
@@ -215,7 +220,8 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
             askedAt: at,
           })
         }
-        if (!(await advanceFeed(trx, FEED_NAME, owner, newest))) throw new LeaseLost()
+        const gap = !reached || cursor.newestId === null
+        if (!(await advanceFeed(trx, FEED_NAME, owner, newest, { gap }))) throw new LeaseLost()
       })
     } catch (error) {
       if (error instanceof LeaseLost) return { status: 'standby', ...idle, requests }

@@ -42,6 +42,8 @@ export interface SweepSettings {
   applyConnections?: number
   /** When incremental sweeps verify what their newest pages cannot show (verification.ts). */
   verification: VerificationSettings
+  /** ACTIVITY_POLL_SECONDS (0: the feed is off): see feed-coverage.ts. */
+  feedPollSeconds?: number
 }
 
 export interface SweepDeps {
@@ -92,6 +94,7 @@ export function sweepDepsFrom(
       // Two: PostgreSQL writes a page on the second core while the previous one commits (bench apply).
       applyConnections: 2,
       verification: verificationSettings(config),
+      feedPollSeconds: config.activityPollSeconds,
     },
   }
 }

@@ -32,6 +32,7 @@ import {
   SweepInterrupted,
   SweepYielded,
 } from './context.ts'
+import { answeredByFeed } from './feed-coverage.ts'
 import { readMembers } from './members.ts'
 import { reconcileUnseen } from './reconcile.ts'
 import { serviceVerificationCost, verificationDue } from './verification.ts'
@@ -151,16 +152,21 @@ async function verificationIsDue(ctx: SweepContext, last: Date | null): Promise<
 /**
  * Where the sweep starts: a full one, or an incremental one whose complete walk is due (verification.ts),
  * at the first page of the whole index; any other incremental one at the first page down to the
- * watermark. Null: nothing to do this cycle (a resource without updated_at whose walk is not due).
+ * watermark. Null: nothing to do this cycle (a resource without updated_at whose walk is not due, or
+ * one the activity feed answers for while no verification is due).
  */
 async function firstCheckpoint(ctx: SweepContext, claimed: ClaimedSweep): Promise<Checkpoint | null> {
   const everything = { phase: 'walk' as const, nextPage: 1, watermark: null }
   if (claimed.mode === 'full') return everything
   const state = await readResourceState(ctx.db, ctx.resource.name)
-  if (verifiedByWalk(ctx.resource)) {
+  const walked = verifiedByWalk(ctx.resource)
+  if (walked) {
     if (await verificationIsDue(ctx, lastVerified(state))) return everything
     if (!hasUpdatedAt(ctx.resource)) return null
   }
+  const counted = latest(state?.last_remote_count_at ?? null, lastVerified(state))
+  const countDue = !walked && (await verificationIsDue(ctx, counted))
+  if (!countDue && (await answeredByFeed(ctx, state?.watermark))) return null
   return { phase: 'walk', nextPage: 1, watermark: state?.watermark?.toISOString() ?? null }
 }
 
