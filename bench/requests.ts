@@ -113,7 +113,14 @@ async function idleCycle(database: BenchDatabase) {
 
 async function measure(ctx: Context, objectType: ObjectType) {
   const quick = ctx.quick
-  const sandbox = await startSandbox({ seedSize: SEED, seed: 7 })
+  // The kinder variant: a tag change bumps its record and sends its webhook. With the least helpful
+  // default, tags show only to a full sweep, and this scenario (no sweep but the first) measures the
+  // cost of what webhooks announce.
+  const sandbox = await startSandbox({
+    seedSize: SEED,
+    seed: 7,
+    behaviour: { childChangesTouchParent: true },
+  })
   const database = await createBenchDatabase(ctx.server, `requests_${objectType}`)
   const engine = await spawnEngine(sandbox, {
     nodeOptions: ctx.nodeOptions,
@@ -434,7 +441,8 @@ async function run(ctx: Context) {
     settings: {
       seed: SEED,
       budget: 'real: 50 requests / 10 s (engine and sandbox)',
-      mixed: 'updates 45%, tags added 15%, removed 10%, deletions 15%, creations 15%; 10 changes/s',
+      mixed:
+        'updates 45%, tags added 15%, removed 10%, deletions 15%, creations 15%; 10 changes/s; the sandbox announces tag changes (childChangesTouchParent, its kinder variant)',
       burst: `${BURST.rounds} rounds over ${BURST.records} people, back to back`,
       engine: 'its own process, INCREMENTAL_SYNC_INTERVAL 86400 (no run but the first and the idle one)',
       engineVersion: { ...version, note: 'the working tree at the start' },
