@@ -5,6 +5,7 @@ import { sql } from 'kysely'
 import { unsharedBudget } from '../api-client/budget.ts'
 import { createUpstreamClients, createUpstreamMetrics, UpstreamAuthError } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
+import { databaseLocation } from '../database-runtime.ts'
 import type { Logger } from '../log.ts'
 import { isOwnHook } from '../receiver/registration.ts'
 import { users } from '../resources/crm.ts'
@@ -12,7 +13,7 @@ import { contacts } from '../resources/reservation.ts'
 import type { Db } from '../store/database.ts'
 import { appliedMigrationCount, migrationFileCount } from '../store/migrate.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
-import { openCommandDatabase } from './database.ts'
+import { missingDatabase, openExistingDatabase } from './existing-database.ts'
 
 export type CheckOutcome = 'ok' | 'warn' | 'fail' | 'skip'
 
@@ -28,12 +29,14 @@ export const checkCommand: Command = {
   usage: `Usage: crm-sync check [--json]
 
 Tests what the configuration names, and says what is wrong in one line each:
-  database     reached, and how many of its migrations are applied
+  database     reached, and how many of its migrations are applied (without DATABASE_URL, an embedded
+               cluster not created yet is a warning: crm-sync start creates it)
   crm          CRM_API_KEY: one authenticated request (the users index, one record)
   reservation  RESERVATION_API_KEY: one authenticated request (the contacts index, one record)
   hooks        the CRM's hooks that point at PUBLIC_URL (with PUBLIC_URL and WEBHOOK_SECRET)
   public-url   whether PUBLIC_URL/healthz answers (a warning only: crm-sync start may not run yet)
-Changes nothing: no migration, no hook registered. Exits 0 when nothing failed, 1 otherwise.
+Changes nothing: no embedded cluster created, no migration, no hook registered. Exits 0 when nothing
+failed, 1 otherwise.
 
 Options:
   --json      the lines as JSON
@@ -43,20 +46,15 @@ Options:
   run: check,
 }
 
-/** Where the database is, without its password. */
-export function describeDatabase(config: Config): string {
-  if (!config.databaseUrl) return `the embedded PostgreSQL under ${config.dataDir}`
-  try {
-    const url = new URL(config.databaseUrl)
-    return `${url.protocol}//${url.username ? `${decodeURIComponent(url.username)}@` : ''}${url.host}${url.pathname}`
-  } catch {
-    return 'DATABASE_URL (not a URL)'
-  }
-}
-
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-async function checkDatabase(db: Db): Promise<{ line: CheckLine; migrated: boolean }> {
+async function checkDatabase(db: Db | null, config: Config): Promise<{ line: CheckLine; migrated: boolean }> {
+  if (!db) {
+    const detail =
+      `DATABASE_URL is not set and there is no embedded PostgreSQL in ${config.dataDir} yet (crm-sync ` +
+      'start creates it there; if crm-sync runs elsewhere, run this there or set DATA_DIR or DATABASE_URL)'
+    return { line: { check: 'database', outcome: 'warn', detail }, migrated: false }
+  }
   try {
     await sql`select 1`.execute(db)
   } catch (error) {
@@ -100,12 +98,13 @@ async function publicUrlLine(publicUrl: string): Promise<CheckLine> {
   }
 }
 
-export async function runChecks(config: Config, db: Db, logger: Logger): Promise<CheckLine[]> {
-  const database = await checkDatabase(db)
+/** The checks, on `db`; null: no database yet (no embedded cluster), whose keys are checked all the same. */
+export async function runChecks(config: Config, db: Db | null, logger: Logger): Promise<CheckLine[]> {
+  const database = await checkDatabase(db, config)
   // One attempt each, quickly: this is a look, not a sync. The shared budget once the schema holds it.
   const quick = { ...config, upstream: { ...config.upstream, maxRetries: 0, timeoutSeconds: 10 } }
   const clients = createUpstreamClients(quick, {
-    db,
+    db: db as Db, // used by the shared budget only, and an unmigrated database gets none
     logger,
     metrics: createUpstreamMetrics(),
     ...(database.migrated ? {} : { budget: unsharedBudget() }),
@@ -151,14 +150,17 @@ export function renderChecks(lines: CheckLine[]): string {
 }
 
 async function checksOf(config: Config, logger: Logger): Promise<CheckLine[]> {
-  const where = describeDatabase(config)
-  let database: Awaited<ReturnType<typeof openCommandDatabase>>
+  if (missingDatabase(config)) return runChecks(config, null, logger)
+  let database: Awaited<ReturnType<typeof openExistingDatabase>>
   try {
-    database = await openCommandDatabase(config, logger)
+    database = await openExistingDatabase(config, logger, { schema: 'optional' })
   } catch (error) {
-    return [{ check: 'database', outcome: 'fail', detail: `${where}: ${message(error)}` }]
+    return [{ check: 'database', outcome: 'fail', detail: message(error) }]
   }
   try {
+    const where = database.embedded
+      ? `embedded PostgreSQL in ${config.dataDir}`
+      : databaseLocation(database.url)
     const lines = await runChecks(config, database.db, logger)
     return lines.map((line) =>
       line.check === 'database' ? { ...line, detail: `${where}: ${line.detail}` } : line,

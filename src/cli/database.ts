@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pg from 'pg'
 import type { Config } from '../config/index.ts'
-import { type OpenDatabase, openDatabase } from '../database-runtime.ts'
+import { type OpenDatabase, openDatabase, probeDatabase } from '../database-runtime.ts'
 import type { Logger } from '../log.ts'
 import { createDb, createPool } from '../store/database.ts'
 
@@ -53,6 +53,12 @@ export async function openCommandDatabase(config: Config, logger: Logger): Promi
   const pool = createPool(url)
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'))
   const db = createDb(pool)
+  try {
+    await probeDatabase(pool, url)
+  } catch (error) {
+    await db.destroy().catch(() => {})
+    throw error
+  }
   let closing: Promise<void> | undefined
   return {
     url,

@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { type RunView, readRun } from '../store/runs.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
-import { otherProcessesLive, sweepHere } from './local-sweep-worker.ts'
+import { type LocalSweeps, otherProcessesLive, sweepHere } from './local-sweep-worker.ts'
 import type { RunProgress } from './run-progress.ts'
 
 const POLL_MS = 500
@@ -24,9 +24,13 @@ export interface FollowDeps {
 
 export interface Followed {
   run: RunView
-  /** SIGINT or SIGTERM stopped the following before the run ended. */
+  /** SIGINT, SIGTERM or SIGHUP (the terminal closed) stopped the following before the run ended. */
   interrupted: boolean
+  /** The sweeps this process worked, when it did (see local-sweep-worker.ts). */
+  local: LocalSweeps | null
 }
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 async function current(db: Db, runId: number): Promise<RunView> {
   const run = await readRun(db, runId)
@@ -37,15 +41,13 @@ async function current(db: Db, runId: number): Promise<RunView> {
 export async function followRun(deps: FollowDeps, runId: number, progress: RunProgress): Promise<Followed> {
   const stop = new AbortController()
   const interrupt = () => stop.abort()
-  process.once('SIGINT', interrupt)
-  process.once('SIGTERM', interrupt)
+  for (const signal of SIGNALS) process.once(signal, interrupt)
   // When each sweep was first seen with its job sent and not taken.
   const untakenSince = new Map<string, number>()
-  let sweeping = false
+  let local: LocalSweeps | null = null
   const sweepHereBecause = async (reason: string) => {
-    sweeping = true
     progress.note(`${reason}: sweeping in this process`)
-    await sweepHere(deps)
+    local = await sweepHere(deps)
   }
   try {
     let run = await current(deps.db, runId)
@@ -54,7 +56,7 @@ export async function followRun(deps: FollowDeps, runId: number, progress: RunPr
       await sweepHereBecause('no crm-sync is running on this database')
     while (run.status !== 'succeeded' && run.status !== 'failed') {
       await sleep(POLL_MS, undefined, { signal: stop.signal }).catch(() => {})
-      if (stop.signal.aborted) return { run, interrupted: true }
+      if (stop.signal.aborted) return { run, interrupted: true, local }
       run = await current(deps.db, runId)
       progress.show(run)
       const now = Date.now()
@@ -62,14 +64,13 @@ export async function followRun(deps: FollowDeps, runId: number, progress: RunPr
         if (sweep.status !== 'queued' || sweep.waiting) untakenSince.delete(sweep.resource)
         else if (!untakenSince.has(sweep.resource)) untakenSince.set(sweep.resource, now)
       }
-      if (!sweeping && [...untakenSince.values()].some((since) => now - since > GRACE_MS)) {
+      if (!local && [...untakenSince.values()].some((since) => now - since > GRACE_MS)) {
         await sweepHereBecause(`no worker took a sweep of run ${runId} within ${GRACE_MS / 1000} s`)
       }
     }
-    return { run, interrupted: false }
+    return { run, interrupted: false, local }
   } finally {
     progress.stop()
-    process.off('SIGINT', interrupt)
-    process.off('SIGTERM', interrupt)
+    for (const signal of SIGNALS) process.off(signal, interrupt)
   }
 }

@@ -1,4 +1,5 @@
 // `crm-sync hooks register|list|remove`.
+import { unsharedBudget } from '../api-client/budget.ts'
 import { type CrmClient, createUpstreamClients, createUpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
@@ -6,6 +7,7 @@ import { isOwnHook, maskTarget, registerHooks, removeHooks } from '../receiver/r
 import { migrateToLatest } from '../store/migrate.ts'
 import { type Command, EXIT, UsageError } from './command.ts'
 import { openCommandDatabase } from './database.ts'
+import { withExistingDatabase } from './existing-database.ts'
 import { formatTable } from './table.ts'
 
 const ACTIONS = ['register', 'list', 'remove']
@@ -17,6 +19,7 @@ export const hooksCommand: Command = {
 
   register  create the 12 hooks crm-sync needs under PUBLIC_URL, replace its outdated ones
   list      show every hook of the CRM account: model, event, object type, target, failures
+            (reads only: creates no embedded cluster and migrates nothing)
   remove    delete crm-sync's own hooks (hooks of other tools stay)
 
 Options:
@@ -36,6 +39,7 @@ async function hooks(config: Config, logger: Logger, args: string[], json: boole
     console.error('crm-sync: hooks register needs PUBLIC_URL and WEBHOOK_SECRET')
     return EXIT.usage
   }
+  if (action === 'list') return listHooks(config, logger, json)
   const database = await openCommandDatabase(config, logger)
   try {
     await migrateToLatest(database.db) // the shared request budget lives in the database
@@ -61,19 +65,34 @@ async function hooks(config: Config, logger: Logger, args: string[], json: boole
           ? JSON.stringify(summary)
           : `hooks: ${summary.created} created, ${summary.deleted} deleted, ${summary.kept} kept, ${summary.foreign} of other tools left alone`,
       )
-    } else if (action === 'remove') {
+    } else {
       const removed = await removeHooks(database.db, crm)
       console.log(json ? JSON.stringify({ removed: removed.length }) : `hooks: ${removed.length} removed`)
-    } else {
-      const hooks = await describeHooks(crm)
-      if (json) console.log(JSON.stringify(hooks))
-      else if (hooks.length === 0) console.log('no hooks')
-      else console.log(hooksTable(hooks))
     }
     return EXIT.ok
   } finally {
     await database.close()
   }
+}
+
+/** `hooks list`: the database only for the shared request budget, when its schema holds one. */
+function listHooks(config: Config, logger: Logger, json: boolean): Promise<number> {
+  const context = { config, logger }
+  return withExistingDatabase(
+    context,
+    'hooks list',
+    async ({ db, migrated }) => {
+      const metrics = createUpstreamMetrics()
+      const budget = migrated ? {} : { budget: unsharedBudget() }
+      const { crm } = createUpstreamClients(config, { db, logger, metrics, ...budget })
+      const hooks = await describeHooks(crm)
+      if (json) console.log(JSON.stringify(hooks))
+      else if (hooks.length === 0) console.log('no hooks')
+      else console.log(hooksTable(hooks))
+      return EXIT.ok
+    },
+    { schema: 'optional' },
+  )
 }
 
 /** Every hook of the CRM account, crm-sync's and other tools', with the secret in targets masked. */

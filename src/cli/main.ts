@@ -2,6 +2,7 @@
 // and runs it. Exit codes: 0 done, 1 failed, 2 invalid configuration or usage, 130 interrupted.
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from '../config/index.ts'
+import { DatabaseConnectionError } from '../database-runtime.ts'
 import { configSecrets, createLogger, type Logger, secretScrubber } from '../log.ts'
 import { checkCommand } from './check.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
@@ -11,6 +12,7 @@ import { resyncCommand } from './resync.ts'
 import { cancelCommand, runsCommand } from './runs.ts'
 import { startCommand } from './start.ts'
 import { statusCommand } from './status-command.ts'
+import { targetLines } from './targets.ts'
 
 const commands: Command[] = [
   startCommand,
@@ -34,7 +36,7 @@ ${[...commands.map((c) => [c.name, c.summary]), ['sandbox', SANDBOX_SUMMARY]]
 
 Every command takes --help. status, resync, runs, cancel and hooks take --json for scripts;
 --verbose shows the logs of one-shot commands at LOG_LEVEL (otherwise only warnings and errors, on
-stderr).
+stderr). Each command first says on stderr which database and upstream accounts it uses.
 
 Configuration comes from the environment and a .env file in the working directory (see README.md).`
 
@@ -124,6 +126,9 @@ export async function run(argv: string[]): Promise<number> {
     throw error
   }
   const logger = commandLogger(command, config, parsed.values.verbose === true)
+  // Printed past the logger's masking: scrubbed here of the secrets, and of the secret parts of URLs.
+  const scrub = secretScrubber(configSecrets(config))
+  for (const line of targetLines(config)) console.error(scrub(line))
   const context: CommandContext = {
     config,
     logger,
@@ -135,11 +140,12 @@ export async function run(argv: string[]): Promise<number> {
     return await command.run(context)
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(error.message, command.usage)
-    // Printed past the logger's masking: scrubbed here of the secrets, and of the secret parts of URLs.
-    const scrub = secretScrubber(configSecrets(config))
     const message = scrub(error instanceof Error ? error.message : String(error))
     if (command.service) logger.error({ err: error }, `${name} failed: ${message}`)
-    else {
+    else if (error instanceof DatabaseConnectionError) {
+      logger.debug({ err: error }, `${name} failed`)
+      console.error(`crm-sync ${name}: ${message}`) // it says what failed: connecting, or the login
+    } else {
       logger.debug({ err: error }, `${name} failed`)
       console.error(`crm-sync ${name}: failed: ${message}`)
     }

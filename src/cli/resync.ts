@@ -9,6 +9,7 @@ import { RunRequestError, startRun, sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, stringList, UsageError } from './command.ts'
 import { openCommandDatabase } from './database.ts'
 import { followRun } from './follow-run.ts'
+import { handBack } from './hand-back.ts'
 import { otherProcessesLive } from './local-sweep-worker.ts'
 import { createRunProgress, notesOnly } from './run-progress.ts'
 import { runSummary } from './run-summary.ts'
@@ -31,6 +32,8 @@ Options:
   --wait             follow the run: a progress bar per resource (plain lines when not a terminal),
                      then a summary; exits 1 when the run failed. When no crm-sync is running on the
                      database, or none takes the run within 10 s, the sweeps run in this process.
+                     Ctrl-C hands them back (they resume from their checkpoints) and says who goes
+                     on with the run: the crm-sync running on the database, or the next start.
   --json             print {"run_id": n}; with --wait, the finished run
   -h, --help         show this help
 
@@ -52,8 +55,6 @@ configuration, 130 interrupted.`,
 interface Session extends CommandContext {
   db: Db
   boss: JobQueue
-  /** How long a sweep running here may take to finish when the command ends (see local-sweep-worker.ts). */
-  handBackMs: number
 }
 
 async function resync(context: CommandContext): Promise<number> {
@@ -67,13 +68,12 @@ async function resync(context: CommandContext): Promise<number> {
       ...context,
       db: database.db,
       boss: await startJobQueue(database.url, logger),
-      handBackMs: 5000,
     }
     return await startAndFollow(session)
   } finally {
     // A sweep still running here after its run ended (another run's) is handed back as a failed job
     // attempt, and its retry resumes from the checkpoint.
-    await session?.boss.stop({ graceful: true, timeout: session.handBackMs })
+    await session?.boss.stop({ graceful: true, timeout: 5000 })
     await database.close()
   }
 }
@@ -120,10 +120,8 @@ async function startAndFollow(session: Session): Promise<number> {
   const progress = json ? notesOnly(process.stderr) : createRunProgress(process.stderr)
   const followed = await followRun(session, runId, progress)
   if (followed.interrupted) {
-    session.handBackMs = 1000 // whoever pressed Ctrl-C wants the prompt back
-    console.error(
-      `crm-sync resync: stopped following run ${runId}; it goes on with the workers of crm-sync start (crm-sync status shows it)`,
-    )
+    // Whoever pressed Ctrl-C wants the prompt back: the sweeps here are handed back within a second.
+    for (const line of await handBack(session, runId, followed.local, 1000)) console.error(line)
     return EXIT.interrupted
   }
   console.log(json ? JSON.stringify(followed.run) : `\n${runSummary(followed.run)}`)

@@ -3,11 +3,11 @@
 // database (existing-database.ts).
 import { findResource } from '../resources/index.ts'
 import type { RunView } from '../store/runs.ts'
-import { startJobQueue } from '../sync/job-queue.ts'
 import { cancelRun, listRuns, MAX_RUN_PAGE, runJson, runPageJson } from '../sync/run-history.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
-import { NoSchemaError, openExistingDatabase } from './existing-database.ts'
+import { withExistingDatabase } from './existing-database.ts'
+import { openSendingQueue } from './quiet-queue.ts'
 import { runSummary } from './run-summary.ts'
 import { runsTable } from './runs-view.ts'
 
@@ -47,7 +47,8 @@ export const cancelCommand: Command = {
 
 Ends every queued or running sweep of the run as failed ("cancelled by cli"); the run is then failed.
 A sweep running in a crm-sync process stops at its next checkpoint (after the page it is reading),
-and the next sweep waiting for its resource starts. Needs the schema (it migrates nothing).
+and the next sweep waiting for its resource starts. Needs the schema, and creates no embedded cluster;
+it migrates nothing (only a job queue that crm-sync start has not set up yet is set up as start does).
 
 Options:
   --json      the run as GET /admin/runs/:id shows it
@@ -68,27 +69,6 @@ function wholeNumber(name: string, value: unknown, max?: number): number | undef
     throw new UsageError(`${name} must be a whole number from 1${max ? ` to ${max}` : ''}, got "${text}"`)
   }
   return number
-}
-
-/** Runs the command's work on the existing database; no database or schema: said, and exit 1. */
-async function withExistingDatabase(
-  { config, logger }: CommandContext,
-  name: string,
-  work: (database: Awaited<ReturnType<typeof openExistingDatabase>>) => Promise<number>,
-): Promise<number> {
-  let database: Awaited<ReturnType<typeof openExistingDatabase>>
-  try {
-    database = await openExistingDatabase(config, logger)
-  } catch (error) {
-    if (!(error instanceof NoSchemaError)) throw error
-    console.error(`crm-sync ${name}: ${error.message}`)
-    return EXIT.failed
-  }
-  try {
-    return await work(database)
-  } finally {
-    await database.close()
-  }
 }
 
 async function runs(context: CommandContext): Promise<number> {
@@ -123,7 +103,7 @@ async function cancel(context: CommandContext): Promise<number> {
   const runId = wholeNumber('the run id', positionals[0]) as number
   return withExistingDatabase(context, 'cancel', async ({ db, url }) => {
     // The job queue sends the job of the sweep that waited for a resource this run held.
-    const boss = await startJobQueue(url, logger)
+    const boss = await openSendingQueue(url, logger)
     try {
       const result = await cancelRun({ db, enqueue: sweepEnqueuer(boss) }, runId, 'cli')
       if (result.status === 'unknown') {

@@ -4,12 +4,12 @@ import { createUpstreamClients, createUpstreamMetrics } from '../api-client/inde
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { migrateToLatest } from '../store/migrate.ts'
 import { collectStatus } from '../sync/engine-status.ts'
-import { type JobQueue, startJobQueue } from '../sync/job-queue.ts'
+import type { JobQueue } from '../sync/job-queue.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
-import { openCommandDatabase } from './database.ts'
+import { withExistingDatabase } from './existing-database.ts'
 import { describeHooks } from './hooks.ts'
+import { openQuietQueue } from './quiet-queue.ts'
 import { type HookListing, renderStatus } from './status-view.ts'
 
 // Listing hooks is one CRM request; a CRM that is down or a budget paused by a 429 must not hold
@@ -55,27 +55,41 @@ async function listHooks(config: Config, db: Db, logger: Logger): Promise<HookLi
   }
 }
 
-async function status({ config, logger, values, positionals, json }: CommandContext): Promise<number> {
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
-  const database = await openCommandDatabase(config, logger)
-  let boss: JobQueue | undefined
-  try {
-    await migrateToLatest(database.db) // a fresh database shows as empty rather than failing
-    boss = await startJobQueue(database.url, logger)
-    const [collected, hooks] = await Promise.all([
-      collectStatus({ db: database.db, boss, config }),
-      values['no-hooks'] ? null : listHooks(config, database.db, logger),
-    ])
-    if (json) {
-      console.log(
-        JSON.stringify({ ...collected, hooks: hooks?.hooks ?? null, hooks_error: hooks?.error ?? null }),
-      )
-    } else {
-      console.log(renderStatus(collected, hooks))
-    }
-    return EXIT.ok
-  } finally {
-    await boss?.stop({ graceful: false })
-    await database.close()
+// Queue depths are all collectStatus asks of the job queue. Without pg-boss's schema (crm-sync migrate
+// ran, start did not yet), or without one of its queues (start creates them), there is no job: empty.
+function queueCounts(boss: JobQueue | null): JobQueue {
+  const getQueueStats = async (name: string) => {
+    if (!boss) return []
+    return boss.getQueueStats(name).catch((error: unknown) => {
+      if (error instanceof Error && /does not exist/.test(error.message)) return []
+      throw error
+    })
   }
+  return { getQueueStats } as unknown as JobQueue
+}
+
+async function status(context: CommandContext): Promise<number> {
+  const { config, logger, values, positionals, json } = context
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
+  return withExistingDatabase(context, 'status', async (database) => {
+    const queue = await openQuietQueue(database.url, logger)
+    if (queue.status === 'missing') console.error(`note: ${queue.reason}`)
+    const boss = queueCounts(queue.status === 'open' ? queue.boss : null)
+    try {
+      const [collected, hooks] = await Promise.all([
+        collectStatus({ db: database.db, boss, config }),
+        values['no-hooks'] ? null : listHooks(config, database.db, logger),
+      ])
+      if (json) {
+        console.log(
+          JSON.stringify({ ...collected, hooks: hooks?.hooks ?? null, hooks_error: hooks?.error ?? null }),
+        )
+      } else {
+        console.log(renderStatus(collected, hooks))
+      }
+      return EXIT.ok
+    } finally {
+      if (queue.status === 'open') await queue.boss.stop({ graceful: false })
+    }
+  })
 }

@@ -69,7 +69,7 @@ describe('crm-sync check', () => {
       'ok public-url',
     ])
     expect(stdout).toMatch(
-      /database\s+postgres:\/\/[^ ]*@127\.0\.0\.1:\d+\/crm_sync_test_\w+: reached; (\d+) of \1 migrations applied/,
+      /database\s+127\.0\.0\.1:\d+\/crm_sync_test_\w+: reached; (\d+) of \1 migrations applied/,
     )
     expect(stdout).not.toContain(sandbox.crmApiKey)
   })
@@ -104,7 +104,9 @@ describe('crm-sync check', () => {
       cwd,
     )
     expect(code).toBe(1)
-    expect(stdout).toMatch(/^fail\s+database\s+postgres:\/\/nobody@127\.0\.0\.1:9\/none: /)
+    expect(stdout).toMatch(
+      /^fail\s+database\s+cannot connect to the database at 127\.0\.0\.1:9\/none: connection refused/,
+    )
     expect(stdout).not.toContain('secret-password')
   })
 })

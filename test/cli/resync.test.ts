@@ -1,6 +1,7 @@
 // `crm-sync resync` against the sandbox and a test database: a run started for the workers of a
 // running crm-sync, refused while another sweeps the same resource, followed with --wait (in this
-// process when no crm-sync runs), a failed run's exit code, and Ctrl-C while waiting.
+// process when no crm-sync runs) and a failed run's exit code. Ctrl-C while waiting:
+// interrupted-resync.test.ts.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { people, resourceNames } from '../../src/resources/index.ts'
@@ -9,7 +10,7 @@ import { countLiveRows } from '../../src/store/sync-state.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { type Engine, startEngine } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
-import { cli, removeWorkdirs, startCli, workdir } from './run.ts'
+import { cli, removeWorkdirs, workdir } from './run.ts'
 
 let sandbox: Sandbox
 let database: TestDatabase
@@ -167,19 +168,5 @@ describe('crm-sync resync --wait', () => {
     expect(code).toBe(0)
     expect(JSON.parse(lastLine(stdout))).toMatchObject({ status: 'succeeded' })
     expect(stderr).not.toContain('sweeping in this process')
-  })
-
-  it('stops following on Ctrl-C (exit 130); the run goes on elsewhere', async () => {
-    sandbox.control.setFaults({ crm: { latencyMs: 2000 } }) // every page takes a while
-    const run = startCli(['resync', '--wait', '--resource', 'crm.people'], env, cwd)
-    await waitFor(
-      async () => (run.stderr().includes('sweeping in this process') ? true : undefined),
-      20_000,
-      'the sweep to start',
-    )
-    run.child.kill('SIGINT')
-    const { code, stderr } = await run.result()
-    expect(code).toBe(130)
-    expect(stderr).toMatch(/stopped following run \d+; it goes on/)
   })
 })

@@ -79,8 +79,13 @@ describe('crm-sync runs', () => {
     expect(listed.next_before).toBeNull()
     expect(listed.runs.map((run) => run.id)).toEqual([queued, failed, succeeded])
     expect(listed.runs[2]?.resources.map((sweep) => sweep.resource)).toEqual(['crm.deals', 'crm.people'])
-    // the schema was there: nothing to say on stderr
-    expect(json.stderr).toBe('')
+    // the schema was there: nothing to say on stderr but which database and CRM it uses
+    expect(json.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^database: 127\.0\.0\.1:\d+\/crm_sync_test_\w+ as user \w+ \(DATABASE_URL from the environment\)$/,
+      ),
+      'upstream: CRM http://127.0.0.1:9 (CRM_BASE_URL from the environment); reservation service off',
+    ])
   })
 
   it('filters failed runs and runs of a resource, and pages with --limit and --before', async () => {
@@ -195,7 +200,7 @@ describe('without a schema', () => {
     const dataDir = join(await workdir(), 'data')
     const result = await cli(['runs'], { ...env, DATABASE_URL: '', DATA_DIR: dataDir }, cwd)
     expect(result.code).toBe(1)
-    expect(result.stderr).toContain('holds no embedded PostgreSQL')
+    expect(result.stderr).toContain(`there is no embedded PostgreSQL in ${dataDir}`)
     expect(existsSync(join(dataDir, 'postgres'))).toBe(false)
   })
 })

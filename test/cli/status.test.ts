@@ -132,7 +132,11 @@ describe('with the embedded database of a running crm-sync', () => {
         throw new Error(`${error.message}\n${service.output()}`)
       })
       const { code, stdout, stderr } = await cli(['status', '--json', '--no-hooks'], crm, folder)
-      expect(stderr).toBe('')
+      // nothing but what it uses (the same cluster as the service)
+      expect(stderr.trim().split('\n')).toEqual([
+        `database: embedded PostgreSQL in ${folder}/.data (DATABASE_URL is not set)`,
+        `upstream: CRM ${sandbox.crmUrl} (CRM_BASE_URL from the environment); reservation service off`,
+      ])
       expect(code).toBe(0)
       expect((JSON.parse(stdout) as StatusJson).resources.map((r) => r.resource)).toEqual(
         resourceNames.filter((name) => name.startsWith('crm.')), // reservation sync is off

@@ -1,0 +1,84 @@
+// Ctrl-C on `resync --wait`: the sweeps running in this process are handed back (their jobs fail and
+// are retried, resuming from their checkpoints on the next worker that takes them), and the command
+// says what becomes of the run: it goes on in the crm-sync running on this database, or, when none
+// runs, it waits for the next `crm-sync start` (or `crm-sync resync --wait`), or `crm-sync cancel`.
+// A sweep whose job has used up its retries would only be failed once a crm-sync works its dead
+// letter: it is ended as failed here and now, so that no sweep is left `running` with nobody on it.
+import type { Logger } from '../log.ts'
+import type { Db } from '../store/database.ts'
+import { abandonSweep, readRun } from '../store/runs.ts'
+import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
+import { sweepEnqueuer } from '../sync/runs.ts'
+import { type LocalSweep, type LocalSweeps, otherProcessesLive } from './local-sweep-worker.ts'
+
+export interface HandBackDeps {
+  db: Db
+  boss: JobQueue
+  logger: Logger
+}
+
+const list = (names: string[]) => names.join(', ')
+
+/** Whether the job of `sweep` fails for good at its next failure (pg-boss then dead-letters it). */
+async function lastAttempt(boss: JobQueue, sweep: LocalSweep): Promise<boolean> {
+  const job = await boss.getJobById(QUEUES.sweep.name, sweep.jobId)
+  return job !== null && job.retryCount >= job.retryLimit
+}
+
+/**
+ * Stops the job queue of this process (its sweeps handed back within `graceMs`), ends as failed the
+ * sweeps that cannot be retried, and returns the lines that say what becomes of run `runId`.
+ */
+export async function handBack(
+  deps: HandBackDeps,
+  runId: number,
+  local: LocalSweeps | null,
+  graceMs: number,
+): Promise<string[]> {
+  const { db, boss, logger } = deps
+  const elsewhere = await otherProcessesLive(boss)
+  const here = local?.running() ?? []
+  const final = new Set<LocalSweep>()
+  for (const sweep of here) if (await lastAttempt(boss, sweep)) final.add(sweep)
+  // The pool stays open for what follows; the caller's stop() closes it.
+  await boss.stop({ graceful: true, timeout: graceMs, close: false })
+  // Handlers stop at their next checkpoint once their jobs are failed: let them end before the pool does.
+  await local?.settled(3 * graceMs)
+  const ended: string[] = []
+  for (const sweep of final) {
+    const reason = 'interrupted, and its job had used up its retries'
+    if (await abandonSweep(db, sweepEnqueuer(boss), sweep.runId, sweep.resource, reason)) {
+      ended.push(sweep.runId === runId ? sweep.resource : `${sweep.resource} of run ${sweep.runId}`)
+      logger.warn({ runId: sweep.runId, resource: sweep.resource }, 'sweep ended as failed: no retry left')
+    }
+  }
+  const run = await readRun(db, runId)
+  const unfinished = (run?.resources ?? [])
+    .filter((sweep) => sweep.status === 'queued' || sweep.status === 'running')
+    .map((sweep) => sweep.resource)
+  const handedBack = here
+    .filter((sweep) => !final.has(sweep))
+    .map((sweep) => (sweep.runId === runId ? sweep.resource : `${sweep.resource} of run ${sweep.runId}`))
+  const lines = [`crm-sync resync: stopped following run ${runId}`]
+  if (ended.length) {
+    lines.push(`${list(ended)} had been interrupted too often (its job used up its retries): ended as failed`)
+  }
+  if (unfinished.length === 0 && handedBack.length === 0) {
+    lines.push(`run ${runId} has ${run?.status ?? 'ended'}`)
+  } else if (elsewhere) {
+    const resumed = handedBack.length
+      ? `; ${list(handedBack)}, interrupted here, resume${handedBack.length === 1 ? 's' : ''} there from the last checkpoint`
+      : ''
+    lines.push(`it goes on in the crm-sync running on this database${resumed} (crm-sync runs shows it)`)
+  } else {
+    const waiting = [...new Set([...unfinished, ...handedBack])]
+    const one = waiting.length === 1
+    lines.push(
+      `no crm-sync is running on this database, so nothing sweeps it now: ${list(waiting)} ` +
+        `wait${one ? 's' : ''} for the next \`crm-sync start\` (or \`crm-sync resync --wait\`), which ` +
+        `resumes ${one ? 'it from its checkpoint' : 'them from their checkpoints'}; ` +
+        `\`crm-sync cancel ${runId}\` ends the run instead`,
+    )
+  }
+  return lines
+}

@@ -1,0 +1,52 @@
+// The job queue as a command that works no jobs sees it (status, cancel): pg-boss without installing
+// or migrating its schema, without its maintenance and schedules, and without registering an instance,
+// so that it neither changes the schema nor passes for a running crm-sync (see local-sweep-worker.ts).
+// `cancel` may have to send a sweep's job: it installs what start would only when that is missing.
+import { PgBoss } from 'pg-boss'
+import type { Logger } from '../log.ts'
+import { JOB_SCHEMA, type JobQueue, QUEUES, startJobQueue } from '../sync/job-queue.ts'
+
+export type QuietQueue = { status: 'open'; boss: JobQueue } | { status: 'missing'; reason: string }
+
+/** The job queue, or why there is none: pg-boss not installed yet, or at another schema version. */
+export async function openQuietQueue(connectionString: string, logger: Logger): Promise<QuietQueue> {
+  const boss = new PgBoss({
+    connectionString,
+    schema: JOB_SCHEMA,
+    max: 2,
+    application_name: 'crm-sync:cli',
+    migrate: false,
+    supervise: false,
+    schedule: false,
+    registerInstance: false,
+  })
+  boss.on('error', (error) => logger.warn({ err: error }, 'job queue error'))
+  try {
+    await boss.start()
+    return { status: 'open', boss }
+  } catch (error) {
+    await boss.stop({ graceful: false }).catch(() => {})
+    const message = error instanceof Error ? error.message : String(error)
+    if (/not installed/i.test(message)) {
+      return { status: 'missing', reason: 'the job queue is not installed yet (crm-sync start installs it)' }
+    }
+    if (/requires migrations/i.test(message)) {
+      return {
+        status: 'missing',
+        reason:
+          'the job queue schema is of another pg-boss version (crm-sync start of this version updates it)',
+      }
+    }
+    throw error
+  }
+}
+
+/** The job queue to send sweep jobs to: quiet when the sweep queue is there, else set up as start does. */
+export async function openSendingQueue(connectionString: string, logger: Logger): Promise<JobQueue> {
+  const queue = await openQuietQueue(connectionString, logger)
+  if (queue.status === 'open') {
+    if (await queue.boss.getQueue(QUEUES.sweep.name)) return queue.boss
+    await queue.boss.stop({ graceful: false })
+  }
+  return startJobQueue(connectionString, logger)
+}

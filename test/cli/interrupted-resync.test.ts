@@ -1,0 +1,175 @@
+// `crm-sync resync --wait` stopped before its run ends: what it says is what happens. With no crm-sync
+// running, the sweep it was running here waits (its job handed back for a retry) and the next start
+// resumes it from its checkpoint; with one running, the run goes on there; a sweep out of retries is
+// ended as failed at once; and a sweep whose CLI was killed is taken over by the running crm-sync.
+import { sql } from 'kysely'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { readRun, readRuns } from '../../src/store/runs.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { type Engine, startEngine } from '../support/engine.ts'
+import { waitFor } from '../support/process.ts'
+import { removeWorkdirs, startCli, workdir } from './run.ts'
+
+const SEED = 30
+// Small pages, each answered slowly: a sweep of crm.people takes 6 pages, long enough to interrupt.
+const PAGE = { CRM_PAGE_SIZE: '5', CRM_RATE_LIMIT: '1000', RESERVATION_RATE_LIMIT: '1000' }
+
+let sandbox: Sandbox
+let database: TestDatabase
+let engine: Engine | undefined
+let cwd: string
+let env: Record<string, string>
+
+beforeAll(async () => {
+  sandbox = await startSandbox({
+    seedSize: SEED,
+    behaviour: { crmRateLimit: null, reservationRateLimit: null },
+  })
+  cwd = await workdir()
+})
+afterAll(async () => {
+  await sandbox?.stop()
+  await removeWorkdirs()
+})
+beforeEach(async () => {
+  database = await createTestDatabase()
+  env = { CRM_BASE_URL: sandbox.crmUrl, CRM_API_KEY: sandbox.crmApiKey, DATABASE_URL: database.url, ...PAGE }
+})
+afterEach(async () => {
+  sandbox.control.resetFaults()
+  await engine?.stop()
+  engine = undefined
+  await dropTestDatabase(database)
+})
+
+interface SweepRow {
+  run_id: number
+  status: string
+  records: number
+  checkpoint: { nextPage?: number } | null
+}
+
+async function sweepOf(runId: number): Promise<SweepRow> {
+  const { rows } = await sql<SweepRow>`
+    select run_id, status, records, checkpoint from sync.run_resources
+    where run_id = ${runId} and resource = 'crm.people'`.execute(database.db)
+  return rows[0] as SweepRow
+}
+
+/** The state of the sweep job of `runId` in pg-boss. */
+async function jobOf(runId: number) {
+  const { rows } = await sql<{ state: string }>`
+    select state from pgboss.job
+    where name = 'resource-sweep' and (data->>'runId')::int = ${runId}`.execute(database.db)
+  return rows[0]
+}
+
+/** Starts `resync --wait --full` of crm.people and waits until its sweep has saved two pages. */
+async function resyncUnderWay() {
+  sandbox.control.setFaults({ crm: { latencyMs: 400 } })
+  const cli = startCli(['resync', '--wait', '--full', '--resource', 'crm.people'], env, cwd)
+  const runId = await waitFor(
+    async () => {
+      const run = (await readRuns(database.db)).find((candidate) => candidate.requested_by === 'cli')
+      if (!run) return undefined
+      return (await sweepOf(run.id)).records >= 10 ? run.id : undefined
+    },
+    30_000,
+    `two pages swept\n${cli.stderr()}`,
+  )
+  return { cli, runId }
+}
+
+const succeeded = (runId: number, timeoutMs: number) =>
+  waitFor(
+    async () => {
+      const run = await readRun(database.db, runId)
+      expect(run?.status).toBe('succeeded')
+      return run
+    },
+    timeoutMs,
+    `run ${runId} to succeed`,
+  )
+
+describe('Ctrl-C on crm-sync resync --wait', () => {
+  it('with no crm-sync running: the sweep waits, and the next start resumes it from its checkpoint', async () => {
+    const { cli, runId } = await resyncUnderWay()
+    expect(cli.stderr()).toContain('no crm-sync is running on this database: sweeping in this process')
+    cli.child.kill('SIGINT')
+    const { code, stderr } = await cli.result()
+    expect(code).toBe(130)
+    expect(stderr).toContain(
+      `crm-sync resync: stopped following run ${runId}\nno crm-sync is running on this database, so ` +
+        'nothing sweeps it now: crm.people waits for the next `crm-sync start` (or `crm-sync resync ' +
+        `--wait\`), which resumes it from its checkpoint; \`crm-sync cancel ${runId}\` ends the run instead`,
+    )
+    expect(stderr).not.toContain('goes on')
+    // Handed back: its job waits for a retry that nobody takes yet; the sweep keeps its checkpoint.
+    expect(await jobOf(runId)).toMatchObject({ state: 'retry' })
+    const left = await sweepOf(runId)
+    expect(left.status).toBe('running')
+    expect(left.checkpoint?.nextPage).toBeGreaterThan(1)
+
+    sandbox.control.resetFaults()
+    engine = await startEngine(sandbox, database.url, PAGE)
+    const run = await succeeded(runId, 60_000)
+    // From the checkpoint: every record read once (a walk from the first page would count them again).
+    expect(run.resources[0]?.records).toBe(SEED)
+  }, 120_000)
+
+  it('with a crm-sync running: the run goes on there', async () => {
+    engine = await startEngine(sandbox, database.url, PAGE)
+    await waitFor(
+      async () => {
+        const runs = await readRuns(database.db)
+        return runs.length > 0 && runs.every((run) => run.finished_at) ? true : undefined
+      },
+      30_000,
+      'the first run of the engine',
+    )
+    const { cli, runId } = await resyncUnderWay()
+    cli.child.kill('SIGINT')
+    const { code, stderr } = await cli.result()
+    expect(code).toBe(130)
+    expect(stderr).not.toContain('sweeping in this process')
+    expect(stderr).toContain(
+      `crm-sync resync: stopped following run ${runId}\n` +
+        'it goes on in the crm-sync running on this database (crm-sync runs shows it)',
+    )
+    sandbox.control.resetFaults()
+    expect((await succeeded(runId, 30_000)).resources[0]?.records).toBe(SEED)
+  }, 120_000)
+
+  it('on SIGHUP too (the terminal closed); a sweep out of retries is ended as failed at once', async () => {
+    const { cli, runId } = await resyncUnderWay()
+    // as if interrupted five times before: the job's next failure is its last
+    await sql`update pgboss.job set retry_count = retry_limit
+      where name = 'resource-sweep' and (data->>'runId')::int = ${runId}`.execute(database.db)
+    cli.child.kill('SIGHUP')
+    const { code, stderr } = await cli.result()
+    expect(code).toBe(130)
+    expect(stderr).toContain(
+      'crm.people had been interrupted too often (its job used up its retries): ended as failed',
+    )
+    expect(stderr).toContain(`run ${runId} has failed`)
+    expect(await sweepOf(runId)).toMatchObject({ status: 'failed' })
+    expect(await readRun(database.db, runId)).toMatchObject({
+      status: 'failed',
+      error: 'crm.people: interrupted, and its job had used up its retries',
+    })
+  }, 60_000)
+})
+
+describe('a crm-sync resync --wait killed while sweeping', () => {
+  it('has its sweep resumed by the running crm-sync within a bounded time', async () => {
+    const { cli, runId } = await resyncUnderWay()
+    engine = await startEngine(sandbox, database.url, PAGE)
+    cli.child.kill('SIGKILL')
+    await cli.result()
+    sandbox.control.resetFaults()
+    // Its heartbeat goes stale within 10 s, the engine's monitor looks every 4 s, the retry waits 1 s.
+    const run = await succeeded(runId, 40_000)
+    expect(run.resources[0]?.records).toBe(SEED)
+  }, 120_000)
+})
