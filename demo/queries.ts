@@ -1,5 +1,6 @@
 // What a reporting user runs against the mirror: the three example queries the demo prints with
-// their results, and the row counts of every table. Read-only; live rows are `_deleted_at is null`.
+// their results, and the row counts of every table (main, child and member tables). Read-only; live
+// rows are `_deleted_at is null`.
 import { sql } from 'kysely'
 import { childTables, resources } from '../src/resources/index.ts'
 import type { Db } from '../src/store/database.ts'
@@ -49,7 +50,7 @@ export async function runQuery(db: Db, text: string): Promise<QueryResult> {
 export interface TableCount {
   table: string
   live: number
-  /** Tombstoned rows; null for child tables, which are replaced rather than tombstoned. */
+  /** Tombstoned rows; null for child and member tables, which are replaced rather than tombstoned. */
   deleted: number | null
 }
 
@@ -64,8 +65,10 @@ export async function countRows(db: Db): Promise<TableCount[]> {
       return { table: name, live: rows[0]?.live ?? 0, deleted: rows[0]?.deleted ?? 0 }
     }),
   )
+  // Child tables, then member tables (crm.filter_group_members): replaced, never tombstoned.
+  const memberTables = resources.flatMap((resource) => (resource.members ? [resource.members.table] : []))
   const children = await Promise.all(
-    [...new Set(childTables.map((child) => child.table))].map(async (table) => {
+    [...new Set([...childTables.map((child) => child.table), ...memberTables])].map(async (table) => {
       const { rows } = await sql<{ rows: number }>`
         select count(*)::int as rows from ${sql.table(table)}
       `.execute(db)

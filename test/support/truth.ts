@@ -11,6 +11,8 @@ export interface TruthOptions {
   limit?: number
   /** Only these resources (qualified names). */
   only?: readonly string[]
+  /** Compare the groups' member sets too (crm.filter_group_members), which may lag (default false). */
+  members?: boolean
 }
 
 /** Differences between the mirror and the sandbox; empty when converged. At most `limit` are listed. */
@@ -21,6 +23,7 @@ export async function differences(db: Db, sandbox: Sandbox, options: TruthOption
       (options.only === undefined || options.only.includes(resource.name)) &&
       (options.reservation === true || resource.service === 'crm'),
     limit,
+    members: options.members === true,
   })
   return describe(tables, limit)
 }
