@@ -483,6 +483,7 @@ describe('a sweep interrupted mid-walk', () => {
     const order = peopleNewestFirst()
     sandbox.control.crm.destroy('people', order[170] as number)
     sandbox.control.crm.update('people', order[190] as number, { name: 'Late change' })
+    const before = await readResourceState(database.db, 'crm.people')
 
     fetched.length = 0
     const retry = createSweepHandler(
@@ -495,6 +496,11 @@ describe('a sweep interrupted mid-walk', () => {
     expect(run?.resources[0]).toMatchObject({ status: 'succeeded', tombstoned: 1 })
     expect(await deletedIds(database.db, people)).toEqual([order[170]])
     expect(await mirrorOf(database.db, people)).toEqual(truth(people))
+    // A resumed walk is no verification: a record deleted from a page read before the interruption
+    // would count as seen. The next verification is as due as before.
+    const after = await readResourceState(database.db, 'crm.people')
+    expect(after?.last_verified_at).toEqual(before?.last_verified_at)
+    expect(after?.last_full_sync_at).toEqual(before?.last_full_sync_at)
   })
 
   it('is taken over by a retry: the attempt it replaced stops writing', async () => {

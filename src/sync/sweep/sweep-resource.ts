@@ -254,8 +254,11 @@ async function finish(ctx: SweepContext, claimed: ClaimedSweep, walked: Walked, 
             ? new Date(startedAt.getTime() - ctx.settings.lookbackSeconds * 1000)
             : null,
           ...(claimed.mode === 'incremental' ? { last_incremental_sync_at: startedAt } : {}),
-          // Read to the end and reconciled: as good as a full sweep, whatever was asked for.
-          ...(walked.complete ? { last_full_sync_at: startedAt, last_verified_at: new Date() } : {}),
+          // Read to the end and reconciled: as good as a full sweep, whatever was asked for. Not when
+          // resumed: what was deleted from the pages read before the interruption counts as seen.
+          ...(walked.complete && claimed.checkpoint === null
+            ? { last_full_sync_at: startedAt, last_verified_at: new Date() }
+            : {}),
         }
       : {}
   await ctx.db.transaction().execute(async (trx) => {
