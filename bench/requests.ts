@@ -149,12 +149,18 @@ async function measure(ctx: Context, objectType: ObjectType) {
     }
     await sandbox.control.drainDeliveries()
     const mixedStart = Date.now()
+    let difference: string | null = null
     await waitFor(
-      async () => ((await firstDifference(database.db, sandbox)) === null ? true : undefined),
+      async () => {
+        difference = await firstDifference(database.db, sandbox)
+        return difference === null ? true : undefined
+      },
       'convergence after the mixed workload',
       180_000,
       200,
-    )
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; still different: ${difference}`)
+    })
     const mixedConverged = (Date.now() - mixedStart) / 1000
     await waitFor(
       async () => ((await queuesIdle(database.db)) ? true : undefined),

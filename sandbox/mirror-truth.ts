@@ -114,10 +114,14 @@ export function comparedFields(resource: AnyResource): string[] {
   )
 }
 
-/** Child mappings compared: items with an own `id` and a `name`, and bare ids. */
+/**
+ * Child mappings compared: items with an own `id` and a `name`, and bare ids. A company's positions are
+ * its people's (they change with a person, and nothing tells of the company): derived, not compared.
+ */
 export function comparedChildren(resource: AnyResource): ChildMapping[] {
   return (resource.children as readonly ChildMapping[]).filter((mapping) => {
     const columns = mapping.child.columns
+    if (mapping.key === 'positions' && resource.name !== 'crm.people') return false
     return (
       mapping.idColumn !== undefined ||
       (columns.id !== undefined && !columns.id.from && columns.name !== undefined)
