@@ -10,6 +10,7 @@ import { hooksCommand } from './hooks.ts'
 import { migrateCommand } from './migrate.ts'
 import { resyncCommand } from './resync.ts'
 import { cancelCommand, runsCommand } from './runs.ts'
+import { runSchema, schemaCommand } from './schema.ts'
 import { startCommand } from './start.ts'
 import { statusCommand } from './status-command.ts'
 import { targetLines } from './targets.ts'
@@ -23,6 +24,7 @@ const commands: Command[] = [
   runsCommand,
   cancelCommand,
   statusCommand,
+  schemaCommand,
 ]
 
 const SANDBOX_SUMMARY = 'serve a simulated CRM and reservation service on loopback (from a clone)'
@@ -36,7 +38,7 @@ ${[...commands.map((c) => [c.name, c.summary]), ['sandbox', SANDBOX_SUMMARY]]
 
 Every command takes --help. status, resync, runs, cancel and hooks take --json for scripts;
 --verbose shows the logs of one-shot commands at LOG_LEVEL (otherwise only warnings and errors, on
-stderr). Each command first says on stderr which database and upstream accounts it uses.
+stderr). Each command but schema first says on stderr which database and upstream accounts it uses.
 
 Configuration comes from the environment and a .env file in the working directory (see README.md).`
 
@@ -114,6 +116,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(command.usage)
     return EXIT.ok
   }
+  if (command === schemaCommand) return runSchema(parsed) // needs no configuration
 
   let config: Config
   try {

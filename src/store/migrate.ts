@@ -15,6 +15,7 @@ import { type Kysely, sql } from 'kysely'
 import { FileMigrationProvider, type Migration, type MigrationProvider, Migrator } from 'kysely/migration'
 import type { Logger } from '../log.ts'
 import { buildConcurrentIndexes, concurrentIndexesOf } from './concurrent-indexes.ts'
+import { applyDictionary } from './dictionary.ts'
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url))
 const MIGRATION_TABLE_SCHEMA = 'sync'
@@ -67,14 +68,15 @@ function createMigrator(db: Kysely<any>, migrationFolder = MIGRATIONS_DIR): Migr
 }
 
 export interface MigrateOptions {
-  /** Another folder of migrations (tests). */
+  /** Another folder of migrations (tests): the mirror's comments and live views are then left alone. */
   folder?: string
   logger?: Logger
 }
 
 /**
  * Applies every pending migration, in one transaction, then builds the concurrent indexes that are
- * missing or invalid; returns the names of the migrations applied. Throws on any error.
+ * missing or invalid, then brings the comments and live views in line with the data dictionary
+ * (./dictionary.ts); returns the names of the migrations applied. Throws on any error.
  */
 export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions = {}): Promise<string[]> {
   const migrator = createMigrator(db, options.folder)
@@ -97,6 +99,7 @@ export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions =
     concurrentIndexesOf(applied.map((migration) => ({ module: migration.migration }))),
     options.logger,
   )
+  if (options.folder === undefined) await applyDictionary(db, options.logger)
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
 }
 
