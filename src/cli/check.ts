@@ -13,6 +13,7 @@ import { contacts } from '../resources/reservation.ts'
 import type { Db } from '../store/database.ts'
 import { appliedMigrationCount, migrationFileCount } from '../store/migrate.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
+import { quieter } from './command-logger.ts'
 import { missingDatabase, openExistingDatabase } from './existing-database.ts'
 
 export type CheckOutcome = 'ok' | 'warn' | 'fail' | 'skip'
@@ -170,9 +171,10 @@ async function checksOf(config: Config, logger: Logger): Promise<CheckLine[]> {
   }
 }
 
-async function check({ config, logger, positionals, json }: CommandContext): Promise<number> {
+async function check({ config, logger, verbose, positionals, json }: CommandContext): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
-  const lines = await checksOf(config, logger)
+  // Each check says what failed in its line: the log lines of its requests only with --verbose.
+  const lines = await checksOf(config, quieter(logger, verbose, 'silent'))
   console.log(json ? JSON.stringify({ checks: lines }) : renderChecks(lines))
   return lines.some((line) => line.outcome === 'fail') ? EXIT.failed : EXIT.ok
 }

@@ -3,6 +3,7 @@
 import type { ParseArgsOptionsConfig } from 'node:util'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
+import type { LogOutput } from './terminal-log.ts'
 
 /** Exit codes of every command. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const
@@ -12,6 +13,10 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
 export interface CommandContext {
   config: Config
   logger: Logger
+  /** Where the logger writes: `resync --wait` diverts it above its progress bars while it draws them. */
+  logs: LogOutput
+  /** --verbose: every log line at LOG_LEVEL, those of look-ups and sweeps the command reports included. */
+  verbose: boolean
   positionals: string[]
   values: OptionValues
   json: boolean

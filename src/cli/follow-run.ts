@@ -8,6 +8,7 @@ import type { Db } from '../store/database.ts'
 import { type RunView, readRun } from '../store/runs.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
 import { type LocalSweeps, otherProcessesLive, sweepHere } from './local-sweep-worker.ts'
+import { readSweepWaits } from './rate-limit.ts'
 import type { RunProgress } from './run-progress.ts'
 
 const POLL_MS = 500
@@ -20,6 +21,8 @@ export interface FollowDeps {
   boss: JobQueue
   config: Config
   logger: Logger
+  /** The logger of the sweeps run in this process: their outcomes are drawn, not logged (--verbose logs them). */
+  sweepLogger?: Logger
 }
 
 export interface Followed {
@@ -47,7 +50,7 @@ export async function followRun(deps: FollowDeps, runId: number, progress: RunPr
   let local: LocalSweeps | null = null
   const sweepHereBecause = async (reason: string) => {
     progress.note(`${reason}: sweeping in this process`)
-    local = await sweepHere(deps)
+    local = await sweepHere({ ...deps, logger: deps.sweepLogger ?? deps.logger })
   }
   try {
     let run = await current(deps.db, runId)
@@ -58,7 +61,7 @@ export async function followRun(deps: FollowDeps, runId: number, progress: RunPr
       await sleep(POLL_MS, undefined, { signal: stop.signal }).catch(() => {})
       if (stop.signal.aborted) return { run, interrupted: true, local }
       run = await current(deps.db, runId)
-      progress.show(run)
+      progress.show(run, await readSweepWaits(deps.db, run))
       const now = Date.now()
       for (const sweep of run.resources) {
         if (sweep.status !== 'queued' || sweep.waiting) untakenSince.delete(sweep.resource)

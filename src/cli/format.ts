@@ -44,3 +44,10 @@ export function ago(value: Date | string | null | undefined, now = Date.now()): 
   const date = toDate(value)
   return date ? `${duration(now - date.getTime())} ago` : 'never'
 }
+
+const UPSTREAM_NAMES: Record<string, string> = { crm: 'the CRM', reservation: 'the reservation service' }
+
+/** `the CRM`, `the reservation service`: an upstream as a sentence names it. */
+export function upstreamName(service: string): string {
+  return UPSTREAM_NAMES[service] ?? service
+}

@@ -6,6 +6,7 @@ import type { Logger } from '../log.ts'
 import { isOwnHook, maskTarget, registerHooks, removeHooks } from '../receiver/registration.ts'
 import { migrateToLatest } from '../store/migrate.ts'
 import { type Command, EXIT, UsageError } from './command.ts'
+import { quieter } from './command-logger.ts'
 import { openCommandDatabase } from './database.ts'
 import { withExistingDatabase } from './existing-database.ts'
 import { formatTable } from './table.ts'
@@ -27,10 +28,20 @@ Options:
   -h, --help  show this help`,
   options: {},
   json: true,
-  run: ({ config, logger, positionals, json }) => hooks(config, logger, positionals, json),
+  run: ({ config, logger, verbose, positionals, json }) =>
+    // The command says what failed in one line: the log lines of its requests (a refused key,
+    // retries) only with --verbose.
+    hooks(config, { logger, requests: quieter(logger, verbose, 'silent') }, positionals, json),
 }
 
-async function hooks(config: Config, logger: Logger, args: string[], json: boolean): Promise<number> {
+interface Loggers {
+  logger: Logger
+  /** The logger of the upstream clients. */
+  requests: Logger
+}
+
+async function hooks(config: Config, loggers: Loggers, args: string[], json: boolean): Promise<number> {
+  const { logger } = loggers
   const [action, ...extra] = args
   if (!action || !ACTIONS.includes(action) || extra.length > 0) {
     throw new UsageError(action ? `unknown action "${[action, ...extra].join(' ')}"` : 'which action?')
@@ -39,13 +50,13 @@ async function hooks(config: Config, logger: Logger, args: string[], json: boole
     console.error('crm-sync: hooks register needs PUBLIC_URL and WEBHOOK_SECRET')
     return EXIT.usage
   }
-  if (action === 'list') return listHooks(config, logger, json)
+  if (action === 'list') return listHooks(config, loggers, json)
   const database = await openCommandDatabase(config, logger)
   try {
     await migrateToLatest(database.db) // the shared request budget lives in the database
     const { crm } = createUpstreamClients(config, {
       db: database.db,
-      logger,
+      logger: loggers.requests,
       metrics: createUpstreamMetrics(),
     })
     if (action === 'register') {
@@ -76,7 +87,7 @@ async function hooks(config: Config, logger: Logger, args: string[], json: boole
 }
 
 /** `hooks list`: the database only for the shared request budget, when its schema holds one. */
-function listHooks(config: Config, logger: Logger, json: boolean): Promise<number> {
+function listHooks(config: Config, { logger, requests }: Loggers, json: boolean): Promise<number> {
   const context = { config, logger }
   return withExistingDatabase(
     context,
@@ -84,7 +95,7 @@ function listHooks(config: Config, logger: Logger, json: boolean): Promise<numbe
     async ({ db, migrated }) => {
       const metrics = createUpstreamMetrics()
       const budget = migrated ? {} : { budget: unsharedBudget() }
-      const { crm } = createUpstreamClients(config, { db, logger, metrics, ...budget })
+      const { crm } = createUpstreamClients(config, { db, logger: requests, metrics, ...budget })
       const hooks = await describeHooks(crm)
       if (json) console.log(JSON.stringify(hooks))
       else if (hooks.length === 0) console.log('no hooks')

@@ -2,10 +2,11 @@
 // and runs it. Exit codes: 0 done, 1 failed, 2 invalid configuration or usage, 130 interrupted.
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from '../config/index.ts'
-import { DatabaseConnectionError } from '../database-runtime.ts'
-import { configSecrets, createLogger, type Logger, secretScrubber } from '../log.ts'
+import { configSecrets, secretScrubber } from '../log.ts'
 import { checkCommand } from './check.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
+import { commandLogger } from './command-logger.ts'
+import { expectedFailure } from './failure.ts'
 import { hooksCommand } from './hooks.ts'
 import { migrateCommand } from './migrate.ts'
 import { resyncCommand } from './resync.ts'
@@ -38,7 +39,7 @@ ${[...commands.map((c) => [c.name, c.summary]), ['sandbox', SANDBOX_SUMMARY]]
 
 Every command takes --help. status, resync, runs, cancel and hooks take --json for scripts;
 --verbose shows the logs of one-shot commands at LOG_LEVEL (otherwise only warnings and errors, on
-stderr). Each command but schema first says on stderr which database and upstream accounts it uses.
+stderr). Each command first says on stderr which database and upstream accounts it uses.
 
 Configuration comes from the environment and a .env file in the working directory (see README.md).`
 
@@ -62,29 +63,6 @@ function parseCommandLine(command: Command, args: string[]) {
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
-}
-
-/** Whether pino-pretty is installed: it is a devDependency, absent from the container image. */
-function prettyInstalled(): boolean {
-  try {
-    import.meta.resolve('pino-pretty')
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** One-shot commands keep stdout for their output: their logs go to stderr, warnings and worse. */
-function commandLogger(command: Command, config: Config, verbose: boolean): Logger {
-  const secrets = configSecrets(config)
-  if (command.service) {
-    // Pretty for a person at a terminal; JSON otherwise, and in the image (`docker run -it` has a TTY).
-    const pretty = process.stdout.isTTY === true && prettyInstalled()
-    return createLogger({ level: config.logLevel, secrets, pretty })
-  }
-  const chatty = ['info', 'debug', 'trace'].includes(config.logLevel)
-  const level = chatty && !verbose ? 'warn' : config.logLevel
-  return createLogger({ level, destination: process.stderr, secrets })
 }
 
 function usageFailure(message: string, usage: string): number {
@@ -128,13 +106,16 @@ export async function run(argv: string[]): Promise<number> {
     }
     throw error
   }
-  const logger = commandLogger(command, config, parsed.values.verbose === true)
+  const verbose = parsed.values.verbose === true
+  const { logger, logs } = commandLogger(command, config, verbose)
   // Printed past the logger's masking: scrubbed here of the secrets, and of the secret parts of URLs.
   const scrub = secretScrubber(configSecrets(config))
   for (const line of targetLines(config)) console.error(scrub(line))
   const context: CommandContext = {
     config,
     logger,
+    logs,
+    verbose,
     positionals: parsed.positionals,
     values: parsed.values,
     json: parsed.values.json === true,
@@ -143,14 +124,15 @@ export async function run(argv: string[]): Promise<number> {
     return await command.run(context)
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(error.message, command.usage)
-    const message = scrub(error instanceof Error ? error.message : String(error))
-    if (command.service) logger.error({ err: error }, `${name} failed: ${message}`)
-    else if (error instanceof DatabaseConnectionError) {
+    // An expected condition (a database out of reach, a refused key, a port in use) is one line; the
+    // stack of its error only at debug level. Anything else is a bug: its stack is logged with it.
+    const expected = expectedFailure(error)
+    const message = scrub(expected ?? (error instanceof Error ? error.message : String(error)))
+    if (command.service && !expected) logger.error({ err: error }, `${name} failed: ${message}`)
+    else {
       logger.debug({ err: error }, `${name} failed`)
-      console.error(`crm-sync ${name}: ${message}`) // it says what failed: connecting, or the login
-    } else {
-      logger.debug({ err: error }, `${name} failed`)
-      console.error(`crm-sync ${name}: failed: ${message}`)
+      if (command.service) logger.error(`${name} failed: ${message}`)
+      else console.error(`crm-sync ${name}: ${expected ? '' : 'failed: '}${message}`)
     }
     return EXIT.failed
   } finally {

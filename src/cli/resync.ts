@@ -7,6 +7,7 @@ import { migrateToLatest } from '../store/migrate.ts'
 import { type JobQueue, startJobQueue } from '../sync/job-queue.ts'
 import { RunRequestError, startRun, sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, stringList, UsageError } from './command.ts'
+import { quieter } from './command-logger.ts'
 import { openCommandDatabase } from './database.ts'
 import { followRun } from './follow-run.ts'
 import { handBack } from './hand-back.ts'
@@ -117,8 +118,13 @@ async function startAndFollow(session: Session): Promise<number> {
     return EXIT.ok
   }
 
-  const progress = json ? notesOnly(process.stderr) : createRunProgress(process.stderr)
-  const followed = await followRun(session, runId, progress)
+  const progress = json
+    ? notesOnly(process.stderr)
+    : createRunProgress(process.stderr, { logs: session.logs })
+  // What a sweep run here meets (retries, a rate limit, its failure) is drawn by the progress and the
+  // summary: only errors are logged beside it, unless --verbose.
+  const sweepLogger = quieter(session.logger, session.verbose, 'error')
+  const followed = await followRun({ ...session, sweepLogger }, runId, progress)
   if (followed.interrupted) {
     // Whoever pressed Ctrl-C wants the prompt back: the sweeps here are handed back within a second.
     for (const line of await handBack(session, runId, followed.local, 1000)) console.error(line)

@@ -7,6 +7,7 @@ import type { Db } from '../store/database.ts'
 import { collectStatus } from '../sync/engine-status.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
+import { quieter } from './command-logger.ts'
 import { withExistingDatabase } from './existing-database.ts'
 import { describeHooks } from './hooks.ts'
 import { openQuietQueue } from './quiet-queue.ts'
@@ -69,7 +70,7 @@ function queueCounts(boss: JobQueue | null): JobQueue {
 }
 
 async function status(context: CommandContext): Promise<number> {
-  const { config, logger, values, positionals, json } = context
+  const { config, logger, verbose, values, positionals, json } = context
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
   return withExistingDatabase(context, 'status', async (database) => {
     const queue = await openQuietQueue(database.url, logger)
@@ -78,7 +79,8 @@ async function status(context: CommandContext): Promise<number> {
     try {
       const [collected, hooks] = await Promise.all([
         collectStatus({ db: database.db, boss, config }),
-        values['no-hooks'] ? null : listHooks(config, database.db, logger),
+        // A failure to list them is shown with the hooks: its log lines only with --verbose.
+        values['no-hooks'] ? null : listHooks(config, database.db, quieter(logger, verbose, 'silent')),
       ])
       if (json) {
         console.log(
