@@ -67,7 +67,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
   let hooks: HookKeeper | undefined
   let workers: Workers | undefined
   try {
-    const applied = await migrateToLatest(database.db, { logger })
+    const applied = await migrateToLatest(database.db, { logger, publication: config.mirrorPublication })
     logger.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date')
     const queue = await startJobQueue(database.url, logger)
     jobs = queue

@@ -12,6 +12,7 @@ import { users } from '../resources/crm.ts'
 import { contacts } from '../resources/reservation.ts'
 import type { Db } from '../store/database.ts'
 import { appliedMigrationCount, migrationFileCount } from '../store/migrate.ts'
+import { inspectPublication } from '../store/publication.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
 import { quieter } from './command-logger.ts'
 import { missingDatabase, openExistingDatabase } from './existing-database.ts'
@@ -19,7 +20,7 @@ import { missingDatabase, openExistingDatabase } from './existing-database.ts'
 export type CheckOutcome = 'ok' | 'warn' | 'fail' | 'skip'
 
 export interface CheckLine {
-  check: 'database' | 'crm' | 'reservation' | 'hooks' | 'public-url'
+  check: 'database' | 'publication' | 'crm' | 'reservation' | 'hooks' | 'public-url'
   outcome: CheckOutcome
   detail: string
 }
@@ -111,6 +112,14 @@ export async function runChecks(config: Config, db: Db | null, logger: Logger): 
     ...(database.migrated ? {} : { budget: unsharedBudget() }),
   })
   const lines: CheckLine[] = [database.line]
+  if (db && database.migrated) {
+    const { state, detail } = await inspectPublication(db, config.mirrorPublication)
+    lines.push({
+      check: 'publication',
+      outcome: state === 'off' ? 'skip' : state === 'skipped' ? 'warn' : 'ok',
+      detail,
+    })
+  }
   lines.push(
     await keyLine('crm', config.crm.baseUrl, () => clients.crm.index(users, { page: 1, perPage: 1 })),
   )

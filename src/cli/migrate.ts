@@ -14,7 +14,7 @@ Applies pending migrations in one transaction under an advisory lock (replicas m
   async run({ config, logger }) {
     const database = await openCommandDatabase(config, logger)
     try {
-      const applied = await migrateToLatest(database.db, { logger })
+      const applied = await migrateToLatest(database.db, { logger, publication: config.mirrorPublication })
       console.log(
         applied.length
           ? `applied ${applied.length} migration(s): ${applied.join(', ')}`

@@ -131,6 +131,15 @@ const environment = z.object({
   INBOX_PROCESSED_RETENTION_DAYS: integer(0, 3650).default(7),
   INBOX_REJECTED_RETENTION_DAYS: integer(0, 3650).default(30),
   RUNS_RETENTION_DAYS: integer(0, 3650).default(90),
+  // The logical replication publication of the mirror tables that crm-sync keeps for warehouse loaders
+  // (docs/warehouse.md); `off`: none is created or changed.
+  MIRROR_PUBLICATION: z
+    .string()
+    .regex(
+      /^[a-z_][a-z0-9_]{0,62}$/,
+      'must be off or a name of lower-case letters, digits and "_" (at most 63)',
+    )
+    .default('crm_sync_mirror'),
 })
 
 // Rules between variables. Checked on the raw values, so that they are reported together with the
@@ -186,6 +195,8 @@ function toConfig(env: z.output<typeof environment>) {
     refreshCoalesceSeconds: env.REFRESH_COALESCE_SECONDS,
     refreshQuietMs: env.REFRESH_QUIET_MS,
     reconcileBudgetPercent: env.RECONCILE_BUDGET_PERCENT,
+    // null: off.
+    mirrorPublication: env.MIRROR_PUBLICATION === 'off' ? null : env.MIRROR_PUBLICATION,
     // Days after which rows are pruned; null: kept for ever.
     retention: {
       inboxProcessedDays: env.INBOX_PROCESSED_RETENTION_DAYS || null,

@@ -27,6 +27,8 @@ export interface EmbeddedPostgresOptions {
   /** A fixed port; a free one is picked when absent. */
   port?: number | null
   database?: string
+  /** Server settings beside crm-sync's (`{ wal_level: 'logical' }`), given as `-c name=value`. */
+  settings?: Readonly<Record<string, string>>
   log?: (line: string) => void
 }
 
@@ -167,25 +169,21 @@ async function startServer(
   clusterDir: string,
   port: number,
   log: (line: string) => void,
+  extra: Readonly<Record<string, string>> = {},
 ): Promise<ServerProcess> {
   const { postgres } = await binaries()
-  const args = [
-    '-D',
-    clusterDir,
-    '-p',
-    String(port),
-    '-c',
-    'listen_addresses=127.0.0.1',
-    '-c',
-    'unix_socket_directories=',
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: '',
     // A small, fixed footprint whatever the account's size (bench memory, slow variant, embedded):
     // PostgreSQL's defaults let the shared buffers fill up to 128 MB and an ANALYZE of crm.people
     // hold a sample of 30,000 rows (about 60 MB) once the mirror is that large.
-    '-c',
-    'shared_buffers=32MB',
-    '-c',
-    'default_statistics_target=20',
-  ]
+    shared_buffers: '32MB',
+    default_statistics_target: '20',
+    ...extra,
+  }
+  const args = ['-D', clusterDir, '-p', String(port)]
+  for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`)
   const child = spawn(postgres, args, {
     ...(await postgresUser()),
     env: { ...process.env, LC_MESSAGES: 'C' },
@@ -265,7 +263,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   let running: ServerProcess
   try {
-    running = await startServer(clusterDir, port, remember)
+    running = await startServer(clusterDir, port, remember, options.settings)
   } catch (error) {
     throw new EmbeddedPostgresError(
       `could not start PostgreSQL on port ${port}: ${explain(error, recentLog)}`,

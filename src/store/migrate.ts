@@ -16,6 +16,7 @@ import { FileMigrationProvider, type Migration, type MigrationProvider, Migrator
 import type { Logger } from '../log.ts'
 import { buildConcurrentIndexes, concurrentIndexesOf } from './concurrent-indexes.ts'
 import { applyDictionary } from './dictionary.ts'
+import { maintainPublication } from './publication.ts'
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url))
 const MIGRATION_TABLE_SCHEMA = 'sync'
@@ -71,12 +72,18 @@ export interface MigrateOptions {
   /** Another folder of migrations (tests): the mirror's comments and live views are then left alone. */
   folder?: string
   logger?: Logger
+  /**
+   * The logical replication publication of the mirror tables to keep (MIRROR_PUBLICATION; see
+   * ./publication.ts); null (off) or absent: no publication is created or changed.
+   */
+  publication?: string | null
 }
 
 /**
  * Applies every pending migration, in one transaction, then builds the concurrent indexes that are
  * missing or invalid, then brings the comments and live views in line with the data dictionary
- * (./dictionary.ts); returns the names of the migrations applied. Throws on any error.
+ * (./dictionary.ts) and, when asked, the publication (./publication.ts); returns the names of the
+ * migrations applied. Throws on any error but those of the views and the publication (warnings).
  */
 export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions = {}): Promise<string[]> {
   const migrator = createMigrator(db, options.folder)
@@ -100,6 +107,8 @@ export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions =
     options.logger,
   )
   if (options.folder === undefined) await applyDictionary(db, options.logger)
+  if (options.folder === undefined && options.publication)
+    await maintainPublication(db, options.publication, options.logger)
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
 }
 

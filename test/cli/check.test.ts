@@ -63,6 +63,7 @@ describe('crm-sync check', () => {
     const lines = stdout.trim().split('\n')
     expect(lines.map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
       'ok database',
+      'ok publication',
       'ok crm',
       'ok reservation',
       'ok hooks',
@@ -71,6 +72,7 @@ describe('crm-sync check', () => {
     expect(stdout).toMatch(
       /database\s+127\.0\.0\.1:\d+\/crm_sync_test_\w+: reached; (\d+) of \1 migrations applied/,
     )
+    expect(stdout).toMatch(/publication\s+publication crm_sync_mirror of \d+ tables/)
     expect(stdout).not.toContain(sandbox.crmApiKey)
   })
 

@@ -118,6 +118,10 @@ describe('crm-sync migrate', () => {
     const second = runCli(['migrate'], { cwd: await workdir(), env })
     expect(await second.exited).toBe(0)
     expect(second.output()).toContain('schema up to date')
+    const published = await database.pool.query(
+      "select count(*)::int as tables from pg_publication_tables where pubname = 'crm_sync_mirror'",
+    )
+    expect(published.rows[0].tables).toBeGreaterThan(20)
   })
 
   it('exits non-zero when a migration fails', async () => {

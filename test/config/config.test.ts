@@ -268,3 +268,22 @@ describe('HOOKS_CHECK_INTERVAL and WEBHOOK_SECRET_PREVIOUS (issue 17)', () => {
     ])
   })
 })
+
+describe('MIRROR_PUBLICATION (issue 21)', () => {
+  it('keeps the publication crm_sync_mirror by default; another name, or off', () => {
+    expect(parseConfig(minimal).mirrorPublication).toBe('crm_sync_mirror')
+    expect(parseConfig({ ...minimal, MIRROR_PUBLICATION: 'warehouse_feed_2' }).mirrorPublication).toBe(
+      'warehouse_feed_2',
+    )
+    expect(parseConfig({ ...minimal, MIRROR_PUBLICATION: 'off' }).mirrorPublication).toBeNull()
+    // Empty counts as unset, as everywhere.
+    expect(parseConfig({ ...minimal, MIRROR_PUBLICATION: '' }).mirrorPublication).toBe('crm_sync_mirror')
+  })
+
+  it('refuses what is no plain PostgreSQL name', () => {
+    for (const value of ['Mirror', '2nd', 'crm-sync', 'a b', 'x'.repeat(64), 'OFF'])
+      expect(problemsOf({ ...minimal, MIRROR_PUBLICATION: value })).toEqual([
+        'MIRROR_PUBLICATION must be off or a name of lower-case letters, digits and "_" (at most 63)',
+      ])
+  })
+})

@@ -4,6 +4,11 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { removeStrayChildren } from '../../migrations/0007_children_match_parents.ts'
+import {
+  up as addChildKeys,
+  CHILD_TABLES,
+  down as dropChildKeys,
+} from '../../migrations/0018_child_primary_keys.ts'
 import { childTables, deals, people, resources } from '../../src/resources/index.ts'
 import { createDb, createPool } from '../../src/store/database.ts'
 import {
@@ -188,6 +193,27 @@ describe('the migrated schema', () => {
     )
   })
 
+  it('gives every mirror table a primary key; a child table the place of the item in its parent', async () => {
+    const { rows } = await sql<{ table: string; key: string[] | null }>`
+      select n.nspname || '.' || c.relname as table,
+        (select array_agg(a.attname::text order by k.position)
+         from pg_index i cross join unnest(i.indkey) with ordinality k(attnum, position)
+         join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum
+         where i.indrelid = c.oid and i.indisprimary) as key
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname in ('crm', 'reservations') and c.relkind in ('r', 'p')
+      order by 1`.execute(database.db)
+    expect(rows.filter((row) => row.key === null).map((row) => row.table)).toEqual([])
+    const keys = new Map(rows.map((row) => [row.table, row.key?.join(', ')]))
+    // Every child table of the resource table, and the frozen list of the migration that keyed them.
+    expect([...CHILD_TABLES].sort()).toEqual(childTables.map((child) => child.table).sort())
+    for (const child of childTables)
+      expect(keys.get(child.table), child.table).toBe('_parent_resource, _parent_id, _ordinal')
+    for (const resource of resources) expect(keys.get(resource.name), resource.name).toBe('id')
+    expect(keys.get('crm.filter_group_members')).toBe('filter_group_id, member_resource, member_id')
+    expect(rows).toHaveLength(resources.length + childTables.length + 1)
+  })
+
   it('indexes updated_at and the live rows of every table that has them', async () => {
     const result = await sql<{ table: string; definition: string }>`
       select schemaname || '.' || tablename as table, indexdef as definition from pg_indexes
@@ -231,6 +257,8 @@ describe('migration 0007', () => {
 
   it("removes the child rows that are not their parent record's items, and extra copies of those that are", async () => {
     const { db } = database
+    // The tables as 0007 found them: without the keys of 0018, which refuse the copies below.
+    await dropChildKeys(db)
     await upsertRecords(
       db,
       people,
@@ -272,5 +300,64 @@ describe('migration 0007', () => {
     expect(await rows('crm.tags', 'crm.people')).toEqual(['1:0 a', '1:1 b', '2:0 c'])
     expect(await rows('crm.contact_details', 'crm.people')).toEqual(detailsBefore)
     expect(await rows('crm.deal_people', 'crm.deals')).toEqual(['1:0 P'])
+  })
+})
+
+describe('migration 0018', () => {
+  const database = useTestDatabase()
+
+  it('keys every child table, keeping the newest of the rows that share a place', async () => {
+    const { db } = database
+    await upsertRecords(
+      db,
+      people,
+      [
+        {
+          id: 1,
+          name: 'P',
+          updated_at: '2024-01-01T00:00:00Z',
+          tags: [
+            { id: 1, name: 'a' },
+            { id: 2, name: 'b' },
+          ],
+        },
+      ],
+      { source: 'fetch', fetchedAt: new Date() },
+    )
+    await dropChildKeys(db)
+    // Copies at one place, as an old race could leave them where the parent's last write had no tags.
+    await sql`
+      insert into crm.tags (_parent_resource, _parent_id, _ordinal, id, name, _raw, _synced_at)
+      values ('crm.people', 1, 0, 1, 'a (older)', '{}', now() - interval '1 day'),
+        ('crm.people', 1, 1, 2, 'b (newer)', '{}', now() + interval '1 second'),
+        ('crm.people', 2, 0, 3, 'c', '{}', now()), ('crm.people', 2, 0, 3, 'c', '{}', now());
+      insert into reservations.contact_tags (_parent_resource, _parent_id, _ordinal, id, name, _raw)
+      values ('reservations.contacts', 1, 0, 1, 'x', '{}'), ('reservations.contacts', 1, 0, 1, 'x', '{}')
+    `.execute(db)
+    const indexes = async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_indexes
+        where schemaname in ('crm', 'reservations') and indexdef like '%(_parent_resource, _parent_id)'`.execute(
+        db,
+      )
+      return rows[0]?.n
+    }
+    expect(await indexes()).toBe(CHILD_TABLES.length)
+
+    await addChildKeys(db)
+
+    const { rows } = await sql<{ row: string }>`
+      select _parent_id || ':' || _ordinal || ' ' || name as row from crm.tags order by 1`.execute(db)
+    expect(rows.map((row) => row.row)).toEqual(['1:0 a', '1:1 b (newer)', '2:0 c'])
+    const contactTags = await sql<{
+      n: number
+    }>`select count(*)::int as n from reservations.contact_tags`.execute(db)
+    expect(contactTags.rows[0]?.n).toBe(1)
+    // The key's index stands for the one on (_parent_resource, _parent_id).
+    expect(await indexes()).toBe(0)
+    await expect(
+      sql`insert into crm.tags (_parent_resource, _parent_id, _ordinal, _raw) values ('crm.people', 1, 0, '{}')`.execute(
+        db,
+      ),
+    ).rejects.toThrow(/duplicate key value violates unique constraint "tags_pkey"/)
   })
 })

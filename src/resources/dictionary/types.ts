@@ -66,7 +66,9 @@ export const CHILD_ENGINE_COLUMNS: readonly EngineColumn[] = [
   {
     name: '_ordinal',
     type: 'integer',
-    description: "The item's place among the parent's items for this table (0, 1, ...).",
+    description:
+      "The item's place among the parent's items for this table (0, 1, ...); the primary key is " +
+      '(_parent_resource, _parent_id, _ordinal), so an item the upstream lists twice is two rows.',
   },
   { name: '_raw', type: 'jsonb', description: 'The sub-object as received.' },
   {

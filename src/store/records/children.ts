@@ -208,12 +208,17 @@ export async function replaceChildren(
       ${deleted} as (
         delete from ${target} c
         where c.ctid = any(array(select _ctid from ${existing} where _ctid not in (select _ctid from ${kept})))
+        returning 1
       ),
+      -- The insert reads the deletion's count first, so the rows it replaces are gone before it puts
+      -- new ones at their places (the key is (_parent_resource, _parent_id, _ordinal)); unread, the
+      -- deletion could run after it.
       ${inserted} as (
         insert into ${target} (_parent_resource, _parent_id, _ordinal, ${sql.raw(columnList(names))}, _raw)
         select ${resource.name}, y._parent_id, y._ordinal, ${sql.raw(columnList(names, 'y.'))}, y._raw
         from ${incoming} y
         where (y._parent_id, y._ordinal) not in (select _parent_id, _ordinal from ${kept})
+          and (select count(*) from ${deleted}) >= 0
       )`
     })
 
