@@ -4,9 +4,11 @@
 // runs, it waits for the next `crm-sync start` (or `crm-sync resync --wait`), or `crm-sync cancel`.
 // A sweep whose job has used up its retries would only be failed once a crm-sync works its dead
 // letter: it is ended as failed here and now, so that no sweep is left `running` with nobody on it.
+// The others are put back to `queued` (their jobs still sent) until a worker takes them again, so that
+// `crm-sync status` and `crm-sync runs` do not show them running meanwhile.
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { abandonSweep, readRun } from '../store/runs.ts'
+import { abandonSweep, handBackSweep, readRun, readSweepLeases } from '../store/runs.ts'
 import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
 import { type LocalSweep, type LocalSweeps, otherProcessesLive } from './local-sweep-worker.ts'
@@ -40,6 +42,11 @@ export async function handBack(
   const here = local?.running() ?? []
   const final = new Set<LocalSweep>()
   for (const sweep of here) if (await lastAttempt(boss, sweep)) final.add(sweep)
+  // Read while this process still holds them: whoever takes a retry later holds them under another lease.
+  const held = await readSweepLeases(
+    db,
+    here.filter((sweep) => !final.has(sweep)),
+  )
   // The pool stays open for what follows; the caller's stop() closes it.
   await boss.stop({ graceful: true, timeout: graceMs, close: false })
   // Handlers stop at their next checkpoint once their jobs are failed: let them end before the pool does.
@@ -52,6 +59,7 @@ export async function handBack(
       logger.warn({ runId: sweep.runId, resource: sweep.resource }, 'sweep ended as failed: no retry left')
     }
   }
+  for (const key of held) await handBackSweep(db, key)
   const run = await readRun(db, runId)
   const unfinished = (run?.resources ?? [])
     .filter((sweep) => sweep.status === 'queued' || sweep.status === 'running')

@@ -41,8 +41,13 @@ function sweepsUnderWay(status: Status): string[] {
   return status.resources.flatMap(({ resource, active_sweep: sweep }) => {
     if (!sweep) return []
     const of = sweep.remote_count === null ? '' : ` of ${count(sweep.remote_count)}`
+    // Queued once started: handed back by a process that stopped (Ctrl-C), its job waits for a worker.
+    const status =
+      sweep.status === 'queued' && sweep.started_at !== null
+        ? 'queued (handed back: waits for a worker to resume it)'
+        : sweep.status
     return [
-      `  ${resource}: run ${sweep.run_id} ${sweep.status}, ${count(sweep.records)}${of} records, ${count(sweep.pages)} pages`,
+      `  ${resource}: run ${sweep.run_id} ${status}, ${count(sweep.records)}${of} records, ${count(sweep.pages)} pages`,
     ]
   })
 }

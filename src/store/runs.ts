@@ -1,6 +1,7 @@
 // Runs (sync.runs) and their per-resource sweeps (sync.run_resources). A run's status is derived from
-// its sweeps, never set by hand: queued until one starts, running until all have finished, then
-// succeeded only when every sweep succeeded.
+// its sweeps, never set by hand: queued while all its sweeps are (a sweep handed back by a process that
+// stops is queued again), running until all have finished, then succeeded only when every sweep
+// succeeded.
 //
 // Concurrency: at most one active sweep per resource (its job sent: queued for a worker, or running),
 // whichever replica asks. A sweep asked for while its resource is held waits (`job_sent_at` null) and
@@ -14,6 +15,7 @@
 export { type CancelRunResult, cancelRun } from './runs/cancel.ts'
 export { createRun } from './runs/create.ts'
 export { abandonSweep, finishSweep } from './runs/end.ts'
+export { handBackSweep, readSweepLeases } from './runs/hand-back.ts'
 export { DEFAULT_STALE_AFTER_SECONDS } from './runs/locks.ts'
 export { claimSweep, saveSweepProgress, yieldSweep } from './runs/progress.ts'
 export {

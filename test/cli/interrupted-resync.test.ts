@@ -1,7 +1,8 @@
 // `crm-sync resync --wait` stopped before its run ends: what it says is what happens. With no crm-sync
-// running, the sweep it was running here waits (its job handed back for a retry) and the next start
-// resumes it from its checkpoint; with one running, the run goes on there; a sweep out of retries is
-// ended as failed at once; and a sweep whose CLI was killed is taken over by the running crm-sync.
+// running, the sweep it was running here waits (its job handed back for a retry), shows so at once in
+// `crm-sync status`, and the next start resumes it from its checkpoint; with one running, the run goes
+// on there; a sweep out of retries is ended as failed at once; and a sweep whose CLI was killed is
+// taken over by the running crm-sync.
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
@@ -9,7 +10,7 @@ import { readRun, readRuns } from '../../src/store/runs.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { type Engine, startEngine } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
-import { removeWorkdirs, startCli, workdir } from './run.ts'
+import { removeWorkdirs, cli as runCli, startCli, workdir } from './run.ts'
 
 const SEED = 30
 // Small pages, each answered slowly: a sweep of crm.people takes 6 pages, long enough to interrupt.
@@ -105,11 +106,23 @@ describe('Ctrl-C on crm-sync resync --wait', () => {
         `--wait\`), which resumes it from its checkpoint; \`crm-sync cancel ${runId}\` ends the run instead`,
     )
     expect(stderr).not.toContain('goes on')
-    // Handed back: its job waits for a retry that nobody takes yet; the sweep keeps its checkpoint.
+    // Handed back: its job waits for a retry that nobody takes yet; the sweep keeps its checkpoint, and
+    // shows at once as waiting for a worker, not as running.
     expect(await jobOf(runId)).toMatchObject({ state: 'retry' })
     const left = await sweepOf(runId)
-    expect(left.status).toBe('running')
+    expect(left.status).toBe('queued')
     expect(left.checkpoint?.nextPage).toBeGreaterThan(1)
+    expect(await readRun(database.db, runId)).toMatchObject({ status: 'queued' })
+    const status = await runCli(['status', '--no-hooks'], env, cwd)
+    expect(status.code, status.stderr).toBe(0)
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `^ {2}crm\\.people: run ${runId} queued \\(handed back: waits for a worker to resume it\\), ` +
+          `\\d+(?: of ${SEED})? records, \\d+ pages$`,
+        'm',
+      ),
+    )
+    expect(status.stdout).not.toMatch(/\brunning\b/)
 
     sandbox.control.resetFaults()
     engine = await startEngine(sandbox, database.url, PAGE)

@@ -2,62 +2,12 @@
 // faults; it must converge, print its summary and example queries, exit 0 and leave nothing behind.
 // Nor may it leave its temporary folder (the embedded cluster) behind when it fails or is stopped
 // by Ctrl-C or SIGTERM.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { demo, folderOf, startDemo as start, stopDemosAfterEach } from './run-demo.ts'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const running = new Set<ChildProcess>()
-
-// A test that fails or times out must not leave its demo running: two Ctrl-Cs end it at once (its
-// exit hooks still remove the folder and stop PostgreSQL).
-afterEach(async () => {
-  for (const child of running) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      process.kill(-(child.pid as number), 'SIGINT')
-      process.kill(-(child.pid as number), 'SIGINT')
-      await exited
-    }
-  }
-  running.clear()
-})
-
-function start(args: string[]) {
-  // Nothing of the developer's environment: no CRM_*, no DATABASE_URL. A process group of its own,
-  // as a terminal's foreground job: Ctrl-C signals the whole group.
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }
-  const child = spawn(process.execPath, ['demo/main.ts', ...args], { cwd: ROOT, env, detached: true })
-  running.add(child)
-  const output = { stdout: '', stderr: '' }
-  child.stdout.on('data', (chunk) => {
-    output.stdout += chunk
-  })
-  child.stderr.on('data', (chunk) => {
-    output.stderr += chunk
-  })
-  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, ...output })),
-  )
-  /**
-   * The match once stdout matches `pattern` (its `input`: stdout so far); null if the demo exits
-   * first or `timeoutMs` passes.
-   */
-  const printed = async (pattern: RegExp, timeoutMs = 60_000) => {
-    const deadline = Date.now() + timeoutMs
-    while (!pattern.test(output.stdout) && child.exitCode === null && child.signalCode === null) {
-      if (Date.now() > deadline) break
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    return pattern.exec(output.stdout)
-  }
-  return { child, exited, printed }
-}
-
-const demo = (args: string[]) => start(args).exited
-const folderOf = (stdout: string) => /embedded PostgreSQL in (\S+)/.exec(stdout)?.[1]
+stopDemosAfterEach()
 
 describe('npm run demo', () => {
   it('converges after changes under faults, prints the summary, exits 0 and cleans up', async () => {

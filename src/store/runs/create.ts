@@ -12,13 +12,15 @@ interface UnfinishedSweep {
   resource: string
   mode: RunMode
   status: 'queued' | 'running'
+  /** Set on a sweep handed back to wait for a worker again: it resumes, it does not start afresh. */
+  started_at: Date | null
 }
 
 /** Whether `sweep` already does what a request of `request.mode` asks for its resource. */
 function covers(sweep: UnfinishedSweep, request: RunRequest): boolean {
   if (request.whenBusy === 'skip') return true
   if (request.mode === 'full') return sweep.mode === 'full'
-  return sweep.status === 'queued'
+  return sweep.status === 'queued' && sweep.started_at === null
 }
 
 /**
@@ -75,7 +77,7 @@ async function unfinishedSweeps(trx: Kysely<Database>, resources: string[]): Pro
   const rows = await trx
     .selectFrom('sync.run_resources as s')
     .innerJoin('sync.runs as r', 'r.id', 's.run_id')
-    .select(['s.run_id', 's.resource', 'r.mode', 's.status'])
+    .select(['s.run_id', 's.resource', 'r.mode', 's.status', 's.started_at'])
     .where('s.resource', 'in', resources)
     .where('s.status', 'in', UNFINISHED)
     .orderBy('s.run_id')
