@@ -19,7 +19,9 @@ export { handBackSweep, readSweepLeases } from './runs/hand-back.ts'
 export { DEFAULT_STALE_AFTER_SECONDS } from './runs/locks.ts'
 export { claimSweep, saveSweepProgress, yieldSweep } from './runs/progress.ts'
 export {
+  fullSweepRunning,
   fullSweepRunningSince,
+  fullSweepSucceededSinceRun,
   type RunFilter,
   type RunView,
   readActiveSweeps,

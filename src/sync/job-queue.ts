@@ -179,8 +179,22 @@ export type QueueRecordChecks = (
 export function recordChecks(boss: JobQueue, coalesceSeconds: number): QueueRecordChecks {
   return async (trx, resource, ids) => {
     const askedAt = new Date().toISOString()
-    for (const id of ids) await enqueueRefresh(boss, trx, { resource, id, askedAt }, coalesceSeconds)
+    for (const id of ids)
+      await enqueueRefresh(boss, trx, { resource, id, askedAt, cascade: true }, coalesceSeconds)
   }
+}
+
+/**
+ * Queues a refresh again, to run in about `seconds` (at most one such job per record in each slot of
+ * that length): a check put off while a full sweep of its resource runs.
+ */
+export async function deferRefresh(boss: JobQueue, job: RefreshJob, seconds: number): Promise<void> {
+  await boss.send(QUEUES.refresh.name, job, {
+    singletonKey: `${job.resource}:${job.id}:deferred`,
+    singletonSeconds: seconds,
+    singletonNextSlot: true,
+    startAfter: seconds,
+  })
 }
 
 export interface RefreshJob {
@@ -196,4 +210,9 @@ export interface RefreshJob {
    * asked (ISO): a row fetched before then does not answer the refresh, whatever the deliveries say.
    */
   askedAt?: string
+  /**
+   * A check of a record whose parent was found gone (an upstream cascade deletes it silently): put off
+   * while a full sweep of its resource runs, which reconciles it anyway.
+   */
+  cascade?: boolean
 }

@@ -11,6 +11,7 @@ import type { AppliedDelivery } from './delivery/apply.ts'
 import { DELIVERY_KIND, startDeliveryWorker } from './delivery/worker.ts'
 import { startActivityFeed } from './feed/activity-feed.ts'
 import {
+  deferRefresh,
   enqueueRefresh,
   HEARTBEAT_REFRESH_SECONDS,
   JOB_SCHEMA,
@@ -44,6 +45,8 @@ export interface WorkerDeps {
 // NOTIFY wakes a worker when a job is created, but not when a delayed job becomes due or a backlog
 // remains after a batch: the polling floor must stay short, not pg-boss's 30 s notify default.
 const polling = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 }
+/** How often a cascade check put off for a running full sweep looks again whether the sweep has ended. */
+const CASCADE_CHECK_DEFER_SECONDS = 10
 
 export interface Workers {
   /** A delivery was just committed to the inbox: take it now rather than at the next poll. */
@@ -114,6 +117,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
         db,
         clients,
         queueChecks,
+        defer: (job) => deferRefresh(boss, job, CASCADE_CHECK_DEFER_SECONDS),
         catchUp: createCatchUp({
           db,
           logger: logger.child({ queue: QUEUES.refresh.name }),

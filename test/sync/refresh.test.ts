@@ -25,6 +25,8 @@ const queueChecks = async (_trx: unknown, resource: string, ids: readonly number
   checks.push({ resource, ids })
 }
 let refresh: (id: number) => Promise<void>
+let check: (job: { id: number; askedAt: string; cascade: true }) => Promise<void>
+let deferred: unknown[] = []
 let refreshWhenQuiet: (id: number) => Promise<void>
 
 beforeAll(async () => {
@@ -39,6 +41,18 @@ beforeAll(async () => {
     onSkipped: (resource) => skipped.push(resource),
   })
   refresh = (id) => handle([{ id: `refresh-${id}`, data: { resource: 'crm.people', id } } as Job<unknown>])
+  const checkHandle = createRefreshHandler({
+    db: database.db,
+    clients,
+    logger,
+    queueChecks,
+    defer: async (job) => {
+      deferred.push(job)
+    },
+    onSkipped: (resource) => skipped.push(resource),
+  })
+  check = (job) =>
+    checkHandle([{ id: `check-${job.id}`, data: { resource: 'crm.people', ...job } } as Job<unknown>])
   const quietHandle = createRefreshHandler({
     db: database.db,
     clients,
@@ -59,6 +73,7 @@ afterAll(async () => {
 beforeEach(async () => {
   skipped = []
   checks = []
+  deferred = []
   await sql`truncate sync.inbox, crm.people, crm.tasks`.execute(database.db)
 })
 
@@ -145,6 +160,40 @@ describe('a refresh', () => {
     } finally {
       await abandonSweep(database.db, async () => {}, runId, 'crm.people', 'test over')
     }
+  })
+
+  it('as a cascade check, is put off while a full sweep of its resource runs, then fetches only what that sweep left', async () => {
+    const [a, b] = sandbox.control.crm.liveIds('people') as [number, number]
+    await sql`insert into crm.people (id, updated_at, _source) values (${a}, now(), 'payload'), (${b}, now(), 'payload')`.execute(
+      database.db,
+    )
+    const { result } = await startTestRun(database.db, { mode: 'full', resources: ['crm.people'] })
+    const runId = result.status === 'started' ? result.runId : 0
+    expect(await claimSweep(database.db, { runId, resource: 'crm.people', lease: 'test' })).not.toBeNull()
+    const askedAt = new Date(Date.now() + 1).toISOString() // the parent was found gone after the sweep began
+    const before = shows()
+    try {
+      await check({ id: a, askedAt, cascade: true })
+      await check({ id: b, askedAt, cascade: true })
+      expect(shows()).toBe(before)
+      expect(deferred).toEqual([
+        { resource: 'crm.people', id: a, askedAt, cascade: true },
+        { resource: 'crm.people', id: b, askedAt, cascade: true },
+      ])
+      // The sweep read a's page after the check was asked (or reconciled it away); not b's.
+      await sql`update crm.people set _fetched_at = now() + interval '1 second', _source = 'fetch' where id = ${a}`.execute(
+        database.db,
+      )
+    } finally {
+      await abandonSweep(database.db, async () => {}, runId, 'crm.people', 'test over')
+    }
+    deferred = []
+    await check({ id: a, askedAt, cascade: true })
+    expect(shows()).toBe(before)
+    expect(skipped).toEqual(['crm.people'])
+    await check({ id: b, askedAt, cascade: true })
+    expect(shows()).toBe(before + 1)
+    expect(deferred).toEqual([])
   })
 
   it('is sent when the row came from a payload (never fetched), or there is no row', async () => {

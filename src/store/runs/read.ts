@@ -95,3 +95,31 @@ export async function fullSweepRunningSince(db: Db, resource: string, since: Dat
   `.execute(db)
   return result.rows[0]?.found ?? false
 }
+
+/** Whether a full sweep of the resource is running, whenever it started. */
+export async function fullSweepRunning(db: Db, resource: string): Promise<boolean> {
+  const result = await sql<{ found: boolean }>`
+    select exists (
+      select 1 from sync.run_resources s join sync.runs r on r.id = s.run_id
+      where s.resource = ${resource} and s.status = 'running' and r.mode = 'full'
+    ) as found
+  `.execute(db)
+  return result.rows[0]?.found ?? false
+}
+
+/**
+ * Whether a full sweep of the resource succeeded that started after run `runId` was asked for: it read
+ * every page as it was after then, and reconciled what it did not see.
+ */
+export async function fullSweepSucceededSinceRun(db: Db, resource: string, runId: number): Promise<boolean> {
+  const result = await sql<{ found: boolean }>`
+    select exists (
+      select 1 from sync.run_resources s
+      join sync.runs r on r.id = s.run_id
+      join sync.runs asked on asked.id = ${runId}
+      where s.resource = ${resource} and s.status = 'succeeded' and r.mode = 'full'
+        and s.started_at >= asked.created_at
+    ) as found
+  `.execute(db)
+  return result.rows[0]?.found ?? false
+}

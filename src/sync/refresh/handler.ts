@@ -14,9 +14,9 @@ import type { Db } from '../../store/database.ts'
 import { countRecentDeliveries, latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
 import { readFetchedAt } from '../../store/record-times.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
-import { fullSweepRunningSince } from '../../store/runs.ts'
+import { fullSweepRunning, fullSweepRunningSince } from '../../store/runs.ts'
 import { recordJobContext } from '../job-log-context.ts'
-import type { QueueRecordChecks } from '../job-queue.ts'
+import type { QueueRecordChecks, RefreshJob } from '../job-queue.ts'
 import type { CatchUp } from './catch-up.ts'
 import { checkDependants } from './dependant-checks.ts'
 
@@ -27,6 +27,7 @@ const refreshJob = z.object({
   receivedAt: z.iso.datetime({ offset: true }).optional().catch(undefined),
   // A change known to be upstream by then (the activity feed read it): an earlier fetch does not answer it.
   askedAt: z.iso.datetime({ offset: true }).optional().catch(undefined),
+  cascade: z.boolean().optional().catch(undefined),
 })
 
 export interface RefreshHandlerDeps {
@@ -42,6 +43,8 @@ export interface RefreshHandlerDeps {
   quiet?: QuietOptions
   /** Reads the newest page of the index instead, while refreshes of the resource queue up (catch-up.ts). */
   catchUp?: CatchUp
+  /** Queues the job again for later: a cascade check put off while a full sweep of its resource runs. */
+  defer?: (job: RefreshJob) => Promise<void>
 }
 
 export interface QuietOptions {
@@ -115,7 +118,7 @@ export function createRefreshHandler(deps: RefreshHandlerDeps) {
 }
 
 async function refresh(
-  { db, clients, logger, onApplied, onSkipped, quiet, queueChecks, catchUp }: RefreshHandlerDeps,
+  { db, clients, logger, onApplied, onSkipped, quiet, queueChecks, catchUp, defer }: RefreshHandlerDeps,
   job: Job<unknown>,
 ) {
   const parsed = refreshJob.safeParse(job.data)
@@ -135,7 +138,15 @@ async function refresh(
     return true
   }
   // A page or fetch may have answered it while it was queued: then it costs nothing, not even a walk.
-  if (catchUp && (await skip())) return
+  if ((catchUp || defer) && (await skip())) return
+  if (parsed.data.cascade && defer && (await fullSweepRunning(db, resource.name))) {
+    // That sweep reconciles the record, with a show, when its parent's deletion took it before the sweep
+    // read its page; checked now, it would cost a second show. Afterwards, a row the sweep tombstoned or
+    // read after the check was asked is answered, and only the others are fetched.
+    await defer(parsed.data)
+    logger.debug('cascade check put off until the full sweep of its resource ends')
+    return
+  }
   if (catchUp && (await catchUp.worthIt(resource))) {
     // The walk in flight may have sent its request before this delivery arrived: then the next one.
     for (let round = 0; round < 2; round++) {

@@ -16,6 +16,7 @@ import {
   type ClaimedSweep,
   claimSweep,
   finishSweep,
+  fullSweepSucceededSinceRun,
   type SweepEnd,
   type SweepKey,
   SweepLeaseLost,
@@ -67,6 +68,21 @@ export async function sweepResource(deps: SweepDeps, task: SweepTask): Promise<S
   try {
     ctx = openSweep(deps, { resource: task.resource, key, claimed, signal: task.signal })
     ctx.logger.debug({ mode: claimed.mode, resumed: claimed.checkpoint !== null }, 'sweep started')
+    if (
+      claimed.mode === 'incremental' &&
+      (await fullSweepSucceededSinceRun(deps.db, key.resource, key.runId))
+    ) {
+      // It waited (or made way) for a full sweep that read every page after it was asked for.
+      await finishSweep(
+        deps.db,
+        deps.enqueue,
+        key,
+        { status: 'succeeded' },
+        { apiRequests: ctx.unsavedRequests() },
+      )
+      ctx.logger.info('incremental sweep answered by a full sweep of its resource that started after it')
+      return { status: 'succeeded' }
+    }
     const walked = await sweepPhases(ctx, claimed)
     const end: SweepEnd = ctx.rejected.length
       ? { status: 'failed', error: rejectedSummary(ctx) }
