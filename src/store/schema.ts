@@ -42,6 +42,8 @@ export interface ResourceStateTable {
   last_verified_at: Timestamp | null
   last_remote_count: number | null
   last_remote_count_at: Timestamp | null
+  /** The most records one index page of the resource has held (the upstream's cap is at least this). */
+  largest_page: number | null
   updated_at: Generated<Date>
 }
 

@@ -22,6 +22,17 @@ export async function writeResourceState(db: Db, resource: string, patch: Resour
     .execute()
 }
 
+/** Records that the largest page seen of the resource is at least `size`. */
+export async function raiseLargestPage(db: Db, resource: string, size: number): Promise<void> {
+  if (size <= 0) return
+  await sql`
+    insert into sync.resource_state as t (resource, largest_page) values (${resource}, ${size})
+    on conflict (resource) do update
+      set largest_page = greatest(coalesce(t.largest_page, 0), excluded.largest_page), updated_at = now()
+      where t.largest_page is null or t.largest_page < excluded.largest_page
+  `.execute(db)
+}
+
 /** Rows of a main table that are not tombstoned. */
 export async function countLiveRows(db: Db, resource: Resource): Promise<number> {
   const [schema, name] = resource.name.split('.') as [string, string]

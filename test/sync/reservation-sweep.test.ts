@@ -3,7 +3,7 @@
 // remove records are found by the full sweep's reconciliation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ReservationCollection, type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { type AnyResource, bookings, contacts } from '../../src/resources/index.ts'
+import { type AnyResource, bookings, contacts, findResource } from '../../src/resources/index.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { deletedIds, mirrorOf, sandboxConfig, sweep, sweepDeps, truthOf } from './support.ts'
@@ -13,7 +13,7 @@ let sandbox: Sandbox
 
 beforeAll(async () => {
   sandbox = await startSandbox({
-    seedSize: { contacts: 60, bookings: 90 },
+    seedSize: { contacts: 60, bookings: 90, tags: 6, webforms: 4 },
     behaviour: { reservationRateLimit: null, maxPerpage: 20 },
   })
 })
@@ -86,5 +86,27 @@ describe('reservation sweeps', () => {
     expect(await mirrorOf(database.db, bookings)).toEqual(truth(bookings))
     expect(await deletedIds(database.db, contacts)).toContain(removed)
     expect(await deletedIds(database.db, bookings)).toEqual(goneBookings.sort((a, b) => a - b))
+  })
+
+  it('find a removed tag at the next incremental sweep: the one page that holds them all lacks it', async () => {
+    const lists = { mode: 'incremental' as const, resources: ['reservations.tags', 'reservations.webforms'] }
+    const tags = findResource('reservations.tags') as AnyResource
+    await sweep(deps(), lists) // the first, a complete walk: it learns that one page holds every tag
+    const [removed] = sandbox.control.reservation.liveIds('tags') as [number]
+    sandbox.control.reservation.destroy('tags', removed)
+    // Not due for verification (INCREMENTAL_SYNC_INTERVAL 300 here): the first page alone shows it.
+    const run = await readRun(database.db, await sweep(deps(), lists))
+    expect(run?.resources.map(({ resource, tombstoned }) => ({ resource, tombstoned }))).toEqual([
+      { resource: 'reservations.tags', tombstoned: 1 },
+      { resource: 'reservations.webforms', tombstoned: 0 },
+    ])
+    expect(await deletedIds(database.db, tags)).toEqual([removed])
+    expect(await mirrorOf(database.db, tags)).toEqual(truth(tags))
+    // Nothing missing: one page each, and no walk behind it.
+    const idle = await readRun(database.db, await sweep(deps(), lists))
+    expect(idle?.resources.map(({ pages, api_requests }) => ({ pages, api_requests }))).toEqual([
+      { pages: 1, api_requests: 1 },
+      { pages: 1, api_requests: 1 },
+    ])
   })
 })

@@ -14,7 +14,7 @@ import type { WalkResult } from './walk.ts'
  * Whether the resource's deletions show only in a complete walk (it has no count route, or no updated_at).
  * An append-only log has none to show.
  */
-const verifiedByWalk = (resource: AnyResource) =>
+export const verifiedByWalk = (resource: AnyResource) =>
   !resource.appendOnly && !(resource.routes.count && hasUpdatedAt(resource))
 
 /** What verifying every resource of this one's upstream costs, from their live rows. */

@@ -34,6 +34,7 @@ import {
 } from './context.ts'
 import { readMembers } from './members.ts'
 import { reconcileUnseen } from './reconcile.ts'
+import { fitsOnOnePage, missingFromFirstPage } from './short-list.ts'
 import { countIsDue, firstCheckpoint } from './start.ts'
 import { walkPages } from './walk.ts'
 
@@ -125,15 +126,24 @@ async function makeWay(deps: SweepDeps, key: SweepKey, ctx: SweepContext | undef
 
 async function sweepPhases(ctx: SweepContext, claimed: ClaimedSweep): Promise<Walked> {
   const checkpoint = parseCheckpoint(claimed.checkpoint) ?? (await firstCheckpoint(ctx, claimed))
-  if (!checkpoint) {
+  const onePage = await fitsOnOnePage(ctx, claimed)
+  let walked: Walked = { complete: checkpoint?.phase === 'reconcile', remoteCount: null }
+  if (checkpoint?.phase === 'walk') walked = await walk(ctx, claimed, checkpoint)
+  else if (!checkpoint && onePage && !hasUpdatedAt(ctx.resource)) {
+    await walkPages(ctx, { phase: 'walk', nextPage: 1, watermark: null }, null, 1)
+  } else if (!checkpoint) {
     ctx.logger.debug('nothing to read this cycle: the resource is verified by a complete walk, not due yet')
-    return { complete: false, remoteCount: null }
+    return walked
   }
-  const walked: Walked =
-    checkpoint.phase === 'walk' ? await walk(ctx, claimed, checkpoint) : { complete: true, remoteCount: null }
+  if (!walked.complete && onePage && (await missingFromFirstPage(ctx))) {
+    ctx.logger.info(
+      'live rows missing from the one page that holds them all: walking every page and reconciling',
+    )
+    walked = await walk(ctx, claimed, { phase: 'walk', nextPage: 1, watermark: null })
+  }
   if (walked.complete && !ctx.resource.appendOnly) {
     const from =
-      checkpoint.phase === 'reconcile'
+      checkpoint?.phase === 'reconcile'
         ? checkpoint
         : { phase: 'reconcile' as const, afterId: idBeforeAll(ctx.resource) }
     await reconcileUnseen(ctx, from, ctx.recordsFetched())

@@ -18,6 +18,7 @@ import { paginate } from '../../api-client/paging.ts'
 import { hasUpdatedAt, idOf, type RecordId } from '../../resources/index.ts'
 import { mirroredStates } from '../../store/activity-feed.ts'
 import { upsertRecords } from '../../store/records.ts'
+import { raiseLargestPage } from '../../store/sync-state.ts'
 import type { SweepContext, WalkCheckpoint } from './context.ts'
 
 export interface WalkResult {
@@ -26,12 +27,15 @@ export interface WalkResult {
   nextPage: number
   /** Records seen that are not older than the watermark (all of them without one). */
   newer: number
+  /** The most items one page held. */
+  largestPage: number
 }
 
 const NEWEST_FIRST: Order = { field: 'updated_at', direction: 'desc' }
 
 /**
- * Walks from `from.nextPage` to the end, or until a page is entirely older than `from.watermark`.
+ * Walks from `from.nextPage` to the end, or until a page is entirely older than `from.watermark`, or to
+ * `lastPage` at most.
  *
  * Fetching and applying overlap: once a page has arrived and the walk knows it goes on (which the page
  * alone tells: its times, its size), the request for the next page is sent while this one is applied.
@@ -43,6 +47,7 @@ export async function walkPages(
   ctx: SweepContext,
   from: WalkCheckpoint,
   total: number | null,
+  lastPage = Number.POSITIVE_INFINITY,
 ): Promise<WalkResult> {
   const { resource, reader } = ctx
   const order = hasUpdatedAt(resource) ? NEWEST_FIRST : undefined
@@ -65,6 +70,7 @@ export async function walkPages(
   // (memory stays flat however long the walk); a shift of more than a page is taken as disorder.
   let previousIds = new Set<RecordId>()
   let newer = 0
+  let largestPage = 0
   let fetching: Promise<IteratorResult<RecordPage>> | null = pages.next()
   try {
     while (fetching) {
@@ -73,6 +79,7 @@ export async function walkPages(
       if (step.done) break
       const page = step.value
       nextPage = page.page + 1
+      largestPage = Math.max(largestPage, page.size)
       const times = page.records.map((record) => Date.parse(record.updated_at ?? ''))
       const unseen = page.records
         .filter((record) => !previousIds.has(key(record)))
@@ -86,16 +93,18 @@ export async function walkPages(
       previous = unseen.at(-1) ?? previous
       newer += watermark === null ? times.length : times.filter((time) => !(time < watermark)).length
       const stop =
-        watermark !== null &&
-        newestFirst &&
-        times.length > 0 &&
-        (times.every((time) => time < watermark) || (await readBefore(ctx, page)))
+        page.page >= lastPage ||
+        (watermark !== null &&
+          newestFirst &&
+          times.length > 0 &&
+          (times.every((time) => time < watermark) || (await readBefore(ctx, page))))
       // An aborted job sends no further request; the pages already fetched are still applied.
       if (!stop && !ctx.aborted()) fetching = prefetch(pages)
       await applier.apply(page, { ...from, nextPage })
       if (stop) {
         await applier.settled()
-        return { end: 'stopped', nextPage, newer }
+        await raiseLargestPage(ctx.db, resource.name, largestPage)
+        return { end: 'stopped', nextPage, newer, largestPage }
       }
       if (!fetching) {
         await applier.settled()
@@ -103,7 +112,8 @@ export async function walkPages(
       }
     }
     await applier.settled()
-    return { end: 'end', nextPage, newer }
+    await raiseLargestPage(ctx.db, resource.name, largestPage)
+    return { end: 'end', nextPage, newer, largestPage }
   } finally {
     // Leave nothing running behind the walk: a request in flight is waited for (its cost is counted),
     // and so is every transaction.
