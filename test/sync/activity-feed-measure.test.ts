@@ -1,6 +1,6 @@
-// Opt-in measurement (ACTIVITY_FEED_MEASURE=1): the freshness of task changes and the idle requests per
-// minute of the CRM, with the activity feed (ACTIVITY_POLL_SECONDS=5) and without it, in one run. Both
-// engines run under the real budget (50 requests / 10 s) with INCREMENTAL_SYNC_INTERVAL=30 and
+// Opt-in measurement (ACTIVITY_FEED_MEASURE=1): the freshness of task and note changes and the idle
+// requests per minute of the CRM, with the activity feed (ACTIVITY_POLL_SECONDS=5) and without it, in one
+// run. Both engines run under the real budget (50 requests / 10 s) with INCREMENTAL_SYNC_INTERVAL=30 and
 // SYNC_LOOKBACK_SECONDS=20.
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
@@ -32,33 +32,38 @@ async function measure(pollSeconds: string) {
     }
     await waitFor(inSync, 120_000, 'the first sync')
     const crm = upstream.control.crm
-    const tasks = crm.liveIds('tasks')
-    const freshness: number[] = []
-    for (let i = 0; i < CHANGES; i++) {
-      // Changes at different points of the sweep cycle.
-      await new Promise((resolve) => setTimeout(resolve, 3_000 + i * 4_000))
-      const id = tasks[i] as number
-      const name = `gemessen ${pollSeconds} ${i}`
-      const started = Date.now()
-      crm.update('tasks', id, { name })
-      await waitFor(
-        async () => {
-          const { rows } = await sql<{ name: string }>`select name from crm.tasks where id = ${id}`.execute(
-            db,
-          )
-          return rows[0]?.name === name ? true : undefined
-        },
-        120_000,
-        'the task change in the mirror',
-      )
-      freshness.push((Date.now() - started) / 1000)
+    /** Seconds from each of CHANGES renames to the row in the mirror, the renames spaced over the cycle. */
+    const changeToRow = async (collection: 'tasks' | 'protocols', table: 'crm.tasks' | 'crm.notes') => {
+      const ids = crm.liveIds(collection)
+      const freshness: number[] = []
+      for (let i = 0; i < CHANGES; i++) {
+        // Changes at different points of the sweep cycle.
+        await new Promise((resolve) => setTimeout(resolve, 3_000 + i * 4_000))
+        const id = ids[i] as number
+        const name = `gemessen ${pollSeconds} ${i}`
+        const started = Date.now()
+        crm.update(collection, id, { name })
+        await waitFor(
+          async () => {
+            const { rows } = await sql<{ name: string }>`
+              select name from ${sql.table(table)} where id = ${id}`.execute(db)
+            return rows[0]?.name === name ? true : undefined
+          },
+          120_000,
+          `the ${collection} change in the mirror`,
+        )
+        freshness.push((Date.now() - started) / 1000)
+      }
+      return freshness
     }
+    const freshness = await changeToRow('tasks', 'crm.tasks')
+    const noteFreshness = await changeToRow('protocols', 'crm.notes')
     await waitFor(inSync, 120_000, 'in sync before the idle minute')
     upstream.control.resetCounters()
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
     const counters = upstream.control.counters().crm
     const idlePerMinute = (counters.requests * 60_000) / IDLE_MS
-    return { pollSeconds, freshness, idlePerMinute, routes: counters.routes }
+    return { pollSeconds, freshness, noteFreshness, idlePerMinute, routes: counters.routes }
   } finally {
     await engine.stop()
     await upstream.stop()
@@ -67,7 +72,7 @@ async function measure(pollSeconds: string) {
 }
 
 describe.skipIf(!process.env.ACTIVITY_FEED_MEASURE)('the activity feed, measured', () => {
-  it('freshness of task changes and idle requests per minute, with and without the feed', async () => {
+  it('freshness of task and note changes and idle requests per minute, with and without the feed', async () => {
     const results = [await measure('5'), await measure('0')]
     for (const result of results) console.log(JSON.stringify(result))
   }, 900_000)
