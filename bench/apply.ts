@@ -8,6 +8,9 @@
 // last), and the store when every child row changes too (each rewritten).
 // Reference: the same records written by PostgreSQL as plainly as it can (id and _raw only, no conflict
 // rule, no children), in the same database.
+// History (src/store/history.ts): every figure above includes it (each write of a changed person is a
+// version); its cost is the store alone and the full sweep run in turn with crm.people's history
+// triggers enabled and disabled, and the bytes a version takes in history.crm_people.
 import { readdirSync, readFileSync } from 'node:fs'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import { missingNodeFlags } from '../bin/node-flags.js'
@@ -23,6 +26,7 @@ import { sweepDepsFrom } from '../src/sync/sweep/context.ts'
 import { createSweepHandler } from '../src/sync/sweep/handler.ts'
 import { type BenchDatabase, createBenchDatabase } from './support/database.ts'
 import { engineEnv } from './support/engines.ts'
+import { historySize, withHistory } from './support/history.ts'
 import { type SandboxProcess, spawnSandbox } from './support/sandbox-process.ts'
 import { atLeast, type Context, type Scenario } from './support/scenario.ts'
 import { cpuMeter, processCpuSeconds, round } from './support/stats.ts'
@@ -94,6 +98,7 @@ const MIRROR_TABLES = [
   'crm.contact_details',
   'crm.positions',
   'crm.custom_fields',
+  'history.crm_people',
 ]
 
 /**
@@ -362,6 +367,29 @@ async function run(ctx: Context) {
     await vacuum(database.db)
     const pageMs = (replaced.seconds * 1000) / pages.length
 
+    // History's cost to the store: the same passes with and without it, in turn, the best of each; each
+    // pass of changed people (a version each) is followed by the same pages again (a full resync of
+    // unchanged records: engine columns only, no version).
+    const HISTORY_EACH = ctx.quick ? 1 : 5
+    const store = { with: 0, without: 0, rewriteWith: 0, rewriteWithout: 0 }
+    for (let attempt = 0; attempt < HISTORY_EACH; attempt++) {
+      for (const enabled of [true, false]) {
+        ctx.log(`store alone, ${enabled ? 'with' : 'without'} history (${attempt + 1} of ${HISTORY_EACH})`)
+        const changed = later(pages, 10 + attempt * 2 + (enabled ? 0 : 1))
+        await vacuum(database.db)
+        const pass = await withHistory(database.db, enabled, () => applyPages(database.db, changed))
+        await vacuum(database.db)
+        const rewrite = await withHistory(database.db, enabled, () => applyPages(database.db, changed))
+        if (enabled) {
+          store.with = Math.max(store.with, pass.rate)
+          store.rewriteWith = Math.max(store.rewriteWith, rewrite.rate)
+        } else {
+          store.without = Math.max(store.without, pass.rate)
+          store.rewriteWithout = Math.max(store.rewriteWithout, rewrite.rate)
+        }
+      }
+    }
+
     // Every person changes upstream before each sweep, so that each of its upserts writes.
     const sweeps: Record<
       number,
@@ -370,27 +398,41 @@ async function run(ctx: Context) {
     // Three sweeps of each: the machine's other load comes and goes, and the fastest of three is the
     // one it disturbed least.
     const SWEEPS_EACH = ctx.quick ? 1 : 3
+    const sweepOnce = async (connections: number) => {
+      const round = await sandbox.touch('people')
+      await vacuum(database.db)
+      const sweep = await metered(sandbox, database.name, () => sweepPeople(database.db, config, connections))
+      const written = await sql<{ rows: number }>`
+        select count(*)::int as rows from crm.people where background = ${`touched ${round}`}
+      `.execute(database.db)
+      if (written.rows[0]?.rows !== count) {
+        throw new Error(`the sweep wrote ${written.rows[0]?.rows} of ${count} people`)
+      }
+      return sweep
+    }
     for (const connections of [1, 2]) {
       for (let attempt = 1; attempt <= SWEEPS_EACH; attempt++) {
         ctx.log(
           `every person changed upstream, then a full sweep (pages applied on ${connections} connection(s), ${attempt} of ${SWEEPS_EACH})`,
         )
-        const round = await sandbox.touch('people')
-        await vacuum(database.db)
-        const sweep = await metered(sandbox, database.name, () =>
-          sweepPeople(database.db, config, connections),
-        )
-        const written = await sql<{ rows: number }>`
-          select count(*)::int as rows from crm.people where background = ${`touched ${round}`}
-        `.execute(database.db)
-        if (written.rows[0]?.rows !== count) {
-          throw new Error(`the sweep wrote ${written.rows[0]?.rows} of ${count} people`)
-        }
+        const sweep = await sweepOnce(connections)
         if (sweep.seconds < (sweeps[connections]?.seconds ?? Infinity)) sweeps[connections] = sweep
       }
     }
     const best = (sweeps[2]?.seconds ?? Infinity) < (sweeps[1]?.seconds ?? Infinity) ? 2 : 1
     const swept = sweeps[best] as NonNullable<(typeof sweeps)[number]>
+    // History's cost to the sweep: sweeps on as many connections with and without it, in turn.
+    const historySweeps = { with: Infinity, without: Infinity }
+    for (let attempt = 1; attempt <= HISTORY_EACH; attempt++) {
+      for (const enabled of [false, true]) {
+        ctx.log(`a full sweep ${enabled ? 'with' : 'without'} history (${attempt} of ${HISTORY_EACH})`)
+        const sweep = await withHistory(database.db, enabled, () => sweepOnce(best))
+        const key = enabled ? 'with' : 'without'
+        historySweeps[key] = Math.min(historySweeps[key], sweep.seconds)
+      }
+    }
+    const historyRate = { with: count / historySweeps.with, without: count / historySweeps.without }
+    const size = await historySize(database.db)
     /** CPU milliseconds per page of the sweep. */
     const perPage = (seconds: number) => round((seconds * 1000) / pages.length)
     const sweepRate = swept.result.records / swept.seconds
@@ -491,6 +533,53 @@ async function run(ctx: Context) {
           value: first.rate,
           unit: '/s',
         },
+        {
+          measure:
+            'history: records upserted per second from the unthrottled sandbox with history (full sweep, every person changed: one version each)',
+          value: historyRate.with,
+          unit: '/s',
+          reference: { value: historyRate.without, unit: '/s', label: 'the same sweep without history' },
+          target: atLeast(historyRate.with, 0.75 * historyRate.without, 'history costs ≤ 25%'),
+          bound:
+            `the fastest of the sweeps on ${best} connection(s) with crm.people's history triggers enabled ` +
+            `and disabled, ${HISTORY_EACH} of each in turn: history costs ` +
+            `${Math.round((1 - historyRate.with / historyRate.without) * 100)}%. A version is one more row written ` +
+            `(the record, its typed columns and _raw) and the previous version closed (an update of its _valid_to), ` +
+            'by one statement-level trigger per statement',
+        },
+        {
+          measure:
+            'history: records upserted per second with history (store, pages in memory, one at a time)',
+          value: store.with,
+          unit: '/s',
+          reference: { value: store.without, unit: '/s', label: 'the same without history' },
+          target: atLeast(store.with, 0.75 * store.without, 'history costs ≤ 25%'),
+          bound:
+            `the fastest of ${HISTORY_EACH} passes each, in turn: history costs ` +
+            `${Math.round((1 - store.with / store.without) * 100)}% of the store alone, where PostgreSQL's writes are all ` +
+            "there is (a full sweep shares the machine's cores with fetching and parsing)",
+        },
+        {
+          measure:
+            'history: records rewritten per second with history, unchanged (store, pages in memory: a full resync, no version)',
+          value: store.rewriteWith,
+          unit: '/s',
+          reference: { value: store.rewriteWithout, unit: '/s', label: 'the same without history' },
+          bound:
+            `the same pages applied again after each pass above: engine columns change only, so the triggers ` +
+            `compare each row with the one it replaced and write nothing (history costs ` +
+            `${Math.round((1 - store.rewriteWith / store.rewriteWithout) * 100)}%)`,
+        },
+        {
+          measure: 'history: bytes per version (history.crm_people: heap, TOAST, indexes)',
+          value: size.bytesPerVersion,
+          unit: 'B',
+          reference: { value: size.mirrorBytesPerRow, unit: 'B', label: 'crm.people, per row' },
+          bound:
+            `${size.versions} versions of ${size.mirrorRows} people (${size.versionsPerRecord} each) in ` +
+            `${round(size.bytes / 2 ** 20)} MiB after a vacuum; a version holds the typed columns, _raw (the person ` +
+            'with its includes) and the engine columns of the write that made it',
+        },
       ],
       details: {
         fetch: { seconds: round(fetched.seconds, 2), cores: fetched.cores },
@@ -503,6 +592,11 @@ async function run(ctx: Context) {
         pairs: round(pairs),
         plan,
         childRows: childRows.rows,
+        history: {
+          store: Object.fromEntries(Object.entries(store).map(([key, rate]) => [key, round(rate)])),
+          sweepSeconds: { with: round(historySweeps.with, 2), without: round(historySweeps.without, 2) },
+          size,
+        },
         sweeps: Object.fromEntries(
           Object.entries(sweeps).map(([connections, sweep]) => [
             connections,

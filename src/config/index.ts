@@ -131,6 +131,9 @@ const environment = z.object({
   INBOX_PROCESSED_RETENTION_DAYS: integer(0, 3650).default(7),
   INBOX_REJECTED_RETENTION_DAYS: integer(0, 3650).default(30),
   RUNS_RETENTION_DAYS: integer(0, 3650).default(90),
+  // Days a closed version of a record stays in schema history once the next one replaced it; 0 (the
+  // default) keeps every version for ever.
+  HISTORY_RETENTION_DAYS: integer(0, 3650).default(0),
   // The logical replication publication of the mirror tables that crm-sync keeps for warehouse loaders
   // (docs/warehouse.md); `off`: none is created or changed.
   MIRROR_PUBLICATION: z
@@ -202,6 +205,7 @@ function toConfig(env: z.output<typeof environment>) {
       inboxProcessedDays: env.INBOX_PROCESSED_RETENTION_DAYS || null,
       inboxRejectedDays: env.INBOX_REJECTED_RETENTION_DAYS || null,
       runsDays: env.RUNS_RETENTION_DAYS || null,
+      historyDays: env.HISTORY_RETENTION_DAYS || null,
     },
     upstream: {
       timeoutSeconds: env.UPSTREAM_TIMEOUT_SECONDS,

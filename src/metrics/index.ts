@@ -93,7 +93,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   })
   const pruned = new Counter({
     name: `${PREFIX}pruned_rows_total`,
-    help: 'Expired rows deleted by retention in this process, by table (sync.inbox, sync.runs, sync.run_resources) and status',
+    help: 'Expired rows deleted by retention in this process, by table (sync.inbox, sync.runs, sync.run_resources, history.*) and status',
     labelNames: ['table', 'status'],
     registers,
   })

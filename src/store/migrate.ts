@@ -16,6 +16,7 @@ import { FileMigrationProvider, type Migration, type MigrationProvider, Migrator
 import type { Logger } from '../log.ts'
 import { buildConcurrentIndexes, concurrentIndexesOf } from './concurrent-indexes.ts'
 import { applyDictionary } from './dictionary.ts'
+import { maintainHistory } from './history.ts'
 import { maintainPublication } from './publication.ts'
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url))
@@ -69,7 +70,7 @@ function createMigrator(db: Kysely<any>, migrationFolder = MIGRATIONS_DIR): Migr
 }
 
 export interface MigrateOptions {
-  /** Another folder of migrations (tests): the mirror's comments and live views are then left alone. */
+  /** Another folder of migrations (tests): history, the comments and the live views are then left alone. */
   folder?: string
   logger?: Logger
   /**
@@ -81,9 +82,10 @@ export interface MigrateOptions {
 
 /**
  * Applies every pending migration, in one transaction, then builds the concurrent indexes that are
- * missing or invalid, then brings the comments and live views in line with the data dictionary
- * (./dictionary.ts) and, when asked, the publication (./publication.ts); returns the names of the
- * migrations applied. Throws on any error but those of the views and the publication (warnings).
+ * missing or invalid, then keeps the history of the main tables (./history.ts), then brings the
+ * comments and live views in line with the data dictionary (./dictionary.ts) and, when asked, the
+ * publication (./publication.ts); returns the names of the migrations applied. Throws on any error but
+ * those of the views and the publication (warnings).
  */
 export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions = {}): Promise<string[]> {
   const migrator = createMigrator(db, options.folder)
@@ -106,7 +108,14 @@ export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions =
     concurrentIndexesOf(applied.map((migration) => ({ module: migration.migration }))),
     options.logger,
   )
-  if (options.folder === undefined) await applyDictionary(db, options.logger)
+  if (options.folder === undefined) {
+    try {
+      await maintainHistory(db, options.logger)
+    } catch (historyError) {
+      throw new MigrationError((historyError as Error).message, { cause: historyError })
+    }
+    await applyDictionary(db, options.logger)
+  }
   if (options.folder === undefined && options.publication)
     await maintainPublication(db, options.publication, options.logger)
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)

@@ -1,5 +1,6 @@
-// Pruning what the engine no longer needs: deliveries done with (sync.inbox) and finished runs
-// (sync.runs, with their sweeps in sync.run_resources). The receiver inserts into the inbox all the
+// Pruning what the engine no longer needs: deliveries done with (sync.inbox), finished runs
+// (sync.runs, with their sweeps in sync.run_resources) and, when asked, closed versions of records
+// (schema history). The receiver inserts into the inbox all the
 // time, so each batch is one short statement in a transaction of its own that waits for no row: rows
 // another transaction holds are passed over (`skip locked`) and left to the next pass. A table lock (a
 // migration's) is waited for briefly: a delete queued behind it would hold up the inserts queued behind
@@ -7,11 +8,12 @@
 import { type Kysely, sql } from 'kysely'
 import { resourceNames } from '../resources/index.ts'
 import type { Db } from './database.ts'
+import { HISTORY_SCHEMA, historyMirrors, historyTableName, qualified } from './history-sql.ts'
 import type { Database, InboxStatus } from './schema.ts'
 
 /** Rows deleted by one batch, per table and status. */
 export interface PrunedRows {
-  table: 'sync.inbox' | 'sync.runs' | 'sync.run_resources'
+  table: 'sync.inbox' | 'sync.runs' | 'sync.run_resources' | `history.${string}`
   status: string
   rows: number
 }
@@ -164,5 +166,44 @@ export async function pruneRunsBatch(
     pruned: result.rows.map((row) => ({ table: row.table, status: row.status, rows: row.rows })),
     deleted: runs.reduce((sum, row) => sum + row.rows, 0),
     after: latest(runs.map((row) => row.last)),
+  }
+}
+
+/** The history tables (`history.crm_people`), one per main table. */
+export const historyTables: readonly string[] = historyMirrors.map(
+  (mirror) => `${HISTORY_SCHEMA}.${historyTableName(mirror)}`,
+)
+
+/**
+ * Deletes up to `limit` versions of a history table (`history.crm_people`) that were replaced more than
+ * `olderThanDays` ago (their `_valid_to`), oldest first from `after` (a _valid_to). Current versions
+ * (`_valid_to` null) are never deleted: as_of answers for every time since the oldest version kept.
+ */
+export async function pruneHistoryBatch(
+  db: Db,
+  options: { table: string; olderThanDays: number; limit: number; after?: Date | null },
+): Promise<PruneBatch> {
+  const { table, olderThanDays, limit, after } = options
+  const history = sql.raw(qualified(table))
+  const result = await inShortTransaction(db, (trx) =>
+    sql<{ rows: number; last: Date | null }>`
+      with doomed as (
+        select ctid from ${history}
+        where "_valid_to" >= ${after ?? '-infinity'}::timestamptz
+          and "_valid_to" < now() - make_interval(days => ${olderThanDays})
+        order by "_valid_to"
+        limit ${limit}
+        for update skip locked
+      ), gone as (
+        delete from ${history} where ctid = any(array(select ctid from doomed)) returning "_valid_to"
+      )
+      select count(*)::int as rows, max("_valid_to") as last from gone
+    `.execute(trx),
+  )
+  const rows = result.rows[0]?.rows ?? 0
+  return {
+    pruned: rows > 0 ? [{ table: table as `history.${string}`, status: 'replaced', rows }] : [],
+    deleted: rows,
+    after: result.rows[0]?.last ?? null,
   }
 }

@@ -1,14 +1,17 @@
 // Retention: shortly after start and then every 10 minutes, one replica (an advisory lock) deletes what
 // has expired, batch by batch: deliveries applied more than INBOX_PROCESSED_RETENTION_DAYS ago, rejected
 // and failed ones older than INBOX_REJECTED_RETENTION_DAYS, runs finished more than RUNS_RETENTION_DAYS
-// ago. Accepted deliveries and unfinished runs are never touched. Without it the inbox would keep every
+// ago, versions of records replaced more than HISTORY_RETENTION_DAYS ago (when set). Accepted deliveries,
+// unfinished runs and current versions are never touched. Without it the inbox would keep every
 // delivery (rejected bodies of up to 1 MiB included) for ever.
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import {
+  historyTables,
   type PruneBatch,
   type PrunedRows,
+  pruneHistoryBatch,
   pruneInboxBatch,
   pruneRunsBatch,
   withRetentionLock,
@@ -54,6 +57,14 @@ const TARGETS: Target[] = [
     batchSize: 200,
     batch: (db, olderThanDays, limit, after) => pruneRunsBatch(db, { olderThanDays, limit, after }),
   },
+  ...historyTables.map(
+    (table): Target => ({
+      days: (settings) => settings.historyDays,
+      batchSize: 1000,
+      batch: (db, olderThanDays, limit, after) =>
+        pruneHistoryBatch(db, { table, olderThanDays, limit, after }),
+    }),
+  ),
 ]
 
 /** What one pass deleted, per table and status (tables and statuses with nothing deleted left out). */

@@ -121,11 +121,12 @@ describe('parseConfig', () => {
     ])
   })
 
-  it('keeps deliveries and runs for days (0: for ever), refusing what is no whole number of days', () => {
+  it('keeps deliveries, runs and versions of records for days (0: for ever), refusing what is no whole number of days', () => {
     expect(parseConfig(minimal).retention).toEqual({
       inboxProcessedDays: 7,
       inboxRejectedDays: 30,
       runsDays: 90,
+      historyDays: null,
     })
     expect(
       parseConfig({
@@ -133,16 +134,20 @@ describe('parseConfig', () => {
         INBOX_PROCESSED_RETENTION_DAYS: '1',
         INBOX_REJECTED_RETENTION_DAYS: '0',
         RUNS_RETENTION_DAYS: '3650',
+        HISTORY_RETENTION_DAYS: '365',
       }).retention,
-    ).toEqual({ inboxProcessedDays: 1, inboxRejectedDays: null, runsDays: 3650 })
+    ).toEqual({ inboxProcessedDays: 1, inboxRejectedDays: null, runsDays: 3650, historyDays: 365 })
+    expect(parseConfig({ ...minimal, HISTORY_RETENTION_DAYS: '0' }).retention.historyDays).toBeNull()
     expect(
       problemsOf({
         ...minimal,
         INBOX_PROCESSED_RETENTION_DAYS: '-1',
         INBOX_REJECTED_RETENTION_DAYS: '7.5',
         RUNS_RETENTION_DAYS: '3651',
+        HISTORY_RETENTION_DAYS: 'a year',
       }),
     ).toEqual([
+      'HISTORY_RETENTION_DAYS must be a whole number from 0 to 3650',
       'INBOX_PROCESSED_RETENTION_DAYS must be a whole number from 0 to 3650',
       'INBOX_REJECTED_RETENTION_DAYS must be a whole number from 0 to 3650',
       'RUNS_RETENTION_DAYS must be at most 3650',

@@ -11,7 +11,12 @@ import {
   insertRejectedDelivery,
   markDeliveryProcessed,
 } from '../../src/store/inbox.ts'
-import { pruneInboxBatch, pruneRunsBatch, withRetentionLock } from '../../src/store/retention.ts'
+import {
+  pruneHistoryBatch,
+  pruneInboxBatch,
+  pruneRunsBatch,
+  withRetentionLock,
+} from '../../src/store/retention.ts'
 import { claimSweep, createRun, finishSweep, type SweepKey } from '../../src/store/runs.ts'
 import {
   type PruneResult,
@@ -23,7 +28,12 @@ import { useTestDatabase } from '../support/database.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })
-const defaults: RetentionSettings = { inboxProcessedDays: 7, inboxRejectedDays: 30, runsDays: 90 }
+const defaults: RetentionSettings = {
+  inboxProcessedDays: 7,
+  inboxRejectedDays: 30,
+  runsDays: 90,
+  historyDays: null,
+}
 
 beforeEach(async () => {
   await sql`truncate sync.inbox, sync.runs cascade`.execute(database.db)
@@ -168,7 +178,7 @@ describe('pruneExpired', () => {
 
     const result = await pruneExpired({
       db: database.db,
-      retention: { inboxProcessedDays: null, inboxRejectedDays: 30, runsDays: null },
+      retention: { inboxProcessedDays: null, inboxRejectedDays: 30, runsDays: null, historyDays: null },
       logger,
     })
 
@@ -214,6 +224,41 @@ describe('pruneExpired', () => {
     const next = await pruneRunsBatch(database.db, { olderThanDays: 90, limit: 2, after: batch.after })
     expect(next.deleted).toBe(1)
     expect(await runIds()).toEqual([last])
+  })
+
+  it('deletes versions of records replaced more than HISTORY_RETENTION_DAYS ago, never a current one', async () => {
+    const { db } = database
+    await sql`truncate history.crm_people, history.crm_deals`.execute(db)
+    // Person 1: versions replaced 400, 300 and 10 days ago, and the current one (from 400 days on);
+    // person 2: one version, current for 500 days; deal 3: replaced 200 days ago.
+    await sql`
+      insert into history.crm_people (id, name, _valid_from, _valid_to) values
+        (1, 'a', now() - interval '500 days', now() - interval '400 days'),
+        (1, 'b', now() - interval '400 days', now() - interval '300 days'),
+        (1, 'c', now() - interval '300 days', now() - interval '10 days'),
+        (1, 'd', now() - interval '10 days', null),
+        (2, 'e', now() - interval '500 days', null);
+      insert into history.crm_deals (id, name, _valid_from, _valid_to) values
+        (3, 'f', now() - interval '300 days', now() - interval '200 days'),
+        (3, 'g', now() - interval '200 days', null)`.execute(db)
+
+    const none = await pruneExpired({ db, retention: defaults, logger })
+    expect(none?.filter((rows) => rows.table.startsWith('history.'))).toEqual([])
+
+    const batch = await pruneHistoryBatch(db, { table: 'history.crm_people', olderThanDays: 100, limit: 1 })
+    expect(batch).toMatchObject({
+      deleted: 1,
+      pruned: [{ table: 'history.crm_people', status: 'replaced', rows: 1 }],
+    })
+    const result = await pruneExpired({ db, retention: { ...defaults, historyDays: 100 }, logger })
+    expect(result?.filter((rows) => rows.table.startsWith('history.'))).toEqual([
+      { table: 'history.crm_people', status: 'replaced', rows: 1 },
+      { table: 'history.crm_deals', status: 'replaced', rows: 1 },
+    ])
+    const { rows } = await sql<{ names: string }>`
+      select string_agg(name, ',' order by name) as names from (
+        select name from history.crm_people union all select name from history.crm_deals) v`.execute(db)
+    expect(rows[0]?.names).toBe('c,d,e,g')
   })
 
   it('passes over rows another transaction holds and never waits for the receiver', async () => {

@@ -1,0 +1,212 @@
+// Keeps the history of the mirror (./history-sql.ts) after the migrations: schema history, a table of
+// versions per main table, its indexes, the trigger function and the two triggers on the main table, the
+// point-in-time function and the comments. The catalog is read first and only what differs is written,
+// so that a start on a current database costs one query. A history table created here is filled in the
+// same transaction, after its triggers (which lock the main table against writes until the commit):
+// one current version per row (an install upgraded to history gets its first versions from the mirror
+// as it is), so that no write falls between the two.
+//
+// Unlike the comments and views, history is not left for later: a version missed is missed for good,
+// so any failure here (a lock not had within 3 s included) fails the migration, and the start with it.
+// Writes are one transaction under an advisory lock: replicas starting together take turns.
+import { type Kysely, sql } from 'kysely'
+import type { Logger } from '../log.ts'
+import { ident, literal } from './dictionary-sql.ts'
+import {
+  type CatalogColumn,
+  HISTORY_SCHEMA,
+  HISTORY_SCHEMA_TEXT,
+  HISTORY_TRIGGERS,
+  type HistoryObjects,
+  historyMirrors,
+  historyObjects,
+  qualified,
+} from './history-sql.ts'
+
+/** Transaction advisory lock key of the history's writes ("history"). */
+const HISTORY_LOCK = 0x0c1d_0004
+const LOCK_TIMEOUT_MS = 3_000
+
+interface Catalog {
+  schema: boolean
+  /** `crm.people` or `history.crm_people`: its columns in order. */
+  columns: Map<string, CatalogColumn[]>
+  /** Names of the indexes in schema history. */
+  indexes: Set<string>
+  /** Function name in schema history: its body. */
+  functions: Map<string, string>
+  /** `crm.people history_insert`: `<tgenabled> <function>`. */
+  triggers: Map<string, string>
+  /** Key as history-sql.ts makes them (`table.crm_people`, `column.crm_people.id`, `function.crm_people_as_of`). */
+  comments: Map<string, string>
+}
+
+async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
+  const mirrors = [...historyMirrors]
+  const { rows } = await sql<{ kind: string; relation: string; name: string; detail: string | null }>`
+    select 'column' as kind, n.nspname || '.' || c.relname as relation, a.attname as name,
+      format_type(a.atttypid, a.atttypmod) as detail, a.attnum as position
+    from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+    where (n.nspname || '.' || c.relname = any(${mirrors}::text[]) or n.nspname = ${HISTORY_SCHEMA})
+      and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
+    union all
+    select 'index', '', c.relname, null, 0 from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'i'
+    union all
+    select 'function', '', p.proname, p.prosrc, 0 from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+    where n.nspname = ${HISTORY_SCHEMA}
+    union all
+    select 'trigger', n.nspname || '.' || c.relname, t.tgname, t.tgenabled::text || ' ' || t.tgfoid::regproc::text, 0
+    from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname || '.' || c.relname = any(${mirrors}::text[]) and t.tgname = any(${[...HISTORY_TRIGGERS]}::text[])
+    union all
+    select 'schema', '', n.nspname, obj_description(n.oid, 'pg_namespace'), 0 from pg_namespace n
+    where n.nspname = ${HISTORY_SCHEMA}
+    union all
+    select 'comment', '', 'table.' || c.relname, obj_description(c.oid, 'pg_class'), 0
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'r'
+    union all
+    select 'comment', '', 'column.' || c.relname || '.' || a.attname, col_description(c.oid, a.attnum), a.attnum
+    from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
+    union all
+    select 'comment', '', 'function.' || p.proname, obj_description(p.oid, 'pg_proc'), 0
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = ${HISTORY_SCHEMA}
+    order by 1, 2, 5`.execute(db)
+  const catalog: Catalog = {
+    schema: false,
+    columns: new Map(),
+    indexes: new Set(),
+    functions: new Map(),
+    triggers: new Map(),
+    comments: new Map(),
+  }
+  for (const row of rows) {
+    if (row.kind === 'schema') {
+      catalog.schema = true
+      if (row.detail !== null) catalog.comments.set('schema', row.detail)
+    } else if (row.kind === 'column') {
+      const columns = catalog.columns.get(row.relation) ?? []
+      catalog.columns.set(row.relation, [...columns, { name: row.name, type: row.detail ?? '' }])
+    } else if (row.kind === 'index') catalog.indexes.add(row.name)
+    else if (row.kind === 'function') catalog.functions.set(row.name, row.detail ?? '')
+    else if (row.kind === 'trigger') catalog.triggers.set(`${row.relation} ${row.name}`, row.detail ?? '')
+    else if (row.kind === 'comment' && row.detail !== null) catalog.comments.set(row.name, row.detail)
+  }
+  return catalog
+}
+
+/** What to run, in this order: tables (with their indexes), columns, indexes, functions, triggers. */
+interface Plan {
+  schema: boolean
+  /** History tables to create (and fill). */
+  tables: HistoryObjects[]
+  columns: string[]
+  indexes: string[]
+  functions: string[]
+  triggers: string[]
+  comments: string[]
+}
+
+function plan(catalog: Catalog): Plan {
+  const work: Plan = {
+    schema: !catalog.schema,
+    tables: [],
+    columns: [],
+    indexes: [],
+    functions: [],
+    triggers: [],
+    comments: [],
+  }
+  for (const mirror of historyMirrors) {
+    const columns = catalog.columns.get(mirror)
+    if (!columns) throw new Error(`history: the main table ${mirror} does not exist`)
+    const objects = historyObjects(mirror, columns)
+    const existing = catalog.columns.get(`${HISTORY_SCHEMA}.${objects.table}`)
+    if (!existing) work.tables.push(objects)
+    else {
+      for (const column of columns.filter((c) => !existing.some((e) => e.name === c.name)))
+        work.columns.push(`alter table ${objects.qualified} add column ${ident(column.name)} ${column.type}`)
+      for (const [name, create] of objects.indexes) if (!catalog.indexes.has(name)) work.indexes.push(create)
+    }
+    for (const [name, { body, create }] of objects.functions)
+      if (catalog.functions.get(name) !== body) work.functions.push(create)
+    const table = qualified(mirror)
+    for (const [name, create] of objects.triggers) {
+      const found = catalog.triggers.get(`${mirror} ${name}`)
+      if (found === undefined) work.triggers.push(create)
+      else if (found.slice(2) !== `${HISTORY_SCHEMA}.${objects.table}_write`)
+        work.triggers.push(`drop trigger ${ident(name)} on ${table}`, create)
+      // Disabled by hand (ALTER TABLE ... DISABLE TRIGGER): history would miss writes.
+      else if (found.startsWith('D')) work.triggers.push(`alter table ${table} enable trigger ${ident(name)}`)
+    }
+    for (const [key, { statement, text }] of objects.comments)
+      if (catalog.comments.get(key) !== text) work.comments.push(statement)
+  }
+  if (catalog.comments.get('schema') !== HISTORY_SCHEMA_TEXT)
+    work.comments.push(`comment on schema ${ident(HISTORY_SCHEMA)} is ${literal(HISTORY_SCHEMA_TEXT)}`)
+  return work
+}
+
+const statementsOf = (work: Plan) =>
+  [work.columns, work.indexes, work.functions, work.triggers].reduce((sum, list) => sum + list.length, 0)
+
+const isEmpty = (work: Plan) =>
+  !work.schema && work.tables.length + statementsOf(work) + work.comments.length === 0
+
+export interface HistoryChanges {
+  /** History tables created (and filled from the mirror). */
+  created: string[]
+  /** Versions the new tables were filled with. */
+  seeded: number
+  /** Other statements run: columns, indexes, functions, triggers. */
+  statements: number
+}
+
+const codeOf = (error: unknown) => (error as { code?: unknown } | null)?.code
+
+/** Brings the history schema in line with the main tables; throws when it cannot (see the head). */
+export async function maintainHistory<DB>(db: Kysely<DB>, logger?: Logger): Promise<HistoryChanges> {
+  const none: HistoryChanges = { created: [], seeded: 0, statements: 0 }
+  if (isEmpty(plan(await readCatalog(db)))) return none
+  try {
+    return await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${HISTORY_LOCK})`.execute(trx)
+      await sql`select set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx)
+      // Another replica may have done it meanwhile.
+      const work = plan(await readCatalog(trx))
+      if (isEmpty(work)) return none
+      const run = async (statement: string) => void (await sql.raw(statement).execute(trx))
+      if (work.schema) await run(`create schema if not exists ${ident(HISTORY_SCHEMA)}`)
+      for (const objects of work.tables) {
+        await run(objects.createTable)
+        for (const create of objects.indexes.values()) await run(create)
+      }
+      for (const statement of [...work.columns, ...work.indexes, ...work.functions, ...work.triggers])
+        await run(statement)
+      // A new table is filled from its main table, which no one may write meanwhile: its writes would
+      // be versions of their own (or fail, while the history table does not exist yet).
+      let seeded = 0
+      for (const objects of work.tables) {
+        await run(`lock table ${qualified(objects.mirror)} in share row exclusive mode`)
+        const result = await sql.raw(objects.seed).execute(trx)
+        seeded += Number(result.numAffectedRows ?? 0)
+      }
+      if (work.comments.length > 0) await run(work.comments.join(';\n'))
+      const created = work.tables.map((objects) => `${HISTORY_SCHEMA}.${objects.table}`)
+      const statements = statementsOf(work)
+      if (created.length > 0 || statements > 0)
+        logger?.info(
+          { created, seeded, statements },
+          'history tables, functions and triggers created or updated',
+        )
+      return { created, seeded, statements }
+    })
+  } catch (error) {
+    if (codeOf(error) !== '55P03') throw error
+    throw new Error(
+      `history not kept: a lock on a main table was held for over ${LOCK_TIMEOUT_MS / 1000} s (start again once that session is done)`,
+      { cause: error },
+    )
+  }
+}
