@@ -1,10 +1,11 @@
 // `crm-sync schema --dbt`: the mirror as dbt sources, read back with a YAML parser, without any
 // configuration or database.
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { liveViews, mirrorTables } from '../../src/resources/dictionary/index.ts'
+import { MARKDOWN_BEGIN, MARKDOWN_END, markdownReference } from '../../src/resources/dictionary/markdown.ts'
 import { cli, removeWorkdirs, workdir } from './run.ts'
 
 interface Column {
@@ -93,6 +94,23 @@ describe('crm-sync schema --dbt', () => {
     expect(stderr).toMatch(/^wrote 25 tables and 25 live views as dbt sources to .*sources\.yml\n$/)
     const printed = await cli(['schema', '--dbt'], {}, cwd)
     expect(await readFile(file, 'utf8')).toBe(printed.stdout)
+  })
+
+  it('--markdown prints the column reference, and --output rewrites only that part of the file', async () => {
+    const printed = await cli(['schema', '--markdown'], {}, cwd)
+    expect(printed.code).toBe(0)
+    expect(printed.stdout).toBe(markdownReference())
+    const file = join(cwd, 'mirror.md')
+    await writeFile(file, `# intro\n\n${MARKDOWN_BEGIN}\nold\n${MARKDOWN_END}\n\n## after\n`)
+    const written = await cli(['schema', '--markdown', '--output', file], {}, cwd)
+    expect(written.code).toBe(0)
+    expect(written.stdout).toBe('')
+    expect(await readFile(file, 'utf8')).toBe(`# intro\n\n${markdownReference()}\n## after\n`)
+    await writeFile(file, '# no markers\n')
+    const refused = await cli(['schema', '--markdown', '--output', file], {}, cwd)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('has no generated part')
+    expect((await cli(['schema', '--markdown', '--dbt'], {}, cwd)).code).toBe(2)
   })
 
   it('exits 2 without --dbt, and 1 when the file cannot be written', async () => {

@@ -1,23 +1,27 @@
 // docs/mirror.md, the data dictionary, against the resource table (src/resources): it names every
-// resource among the names used everywhere, and has a section for every main, child and member table
-// that documents each of its columns (a main table's `id` is in the engine columns above them).
+// resource among the names used everywhere, and its column reference is the one the data dictionary
+// generates (`crm-sync schema --markdown`), with a section for every main, child and member table.
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { childTables, resources } from '../../src/resources/index.ts'
+import { mirrorTables } from '../../src/resources/dictionary/index.ts'
+import {
+  MARKDOWN_BEGIN,
+  MARKDOWN_END,
+  markdownReference,
+  replaceGeneratedPart,
+} from '../../src/resources/dictionary/markdown.ts'
+import { resources } from '../../src/resources/index.ts'
 
 const MIRROR = readFileSync(new URL('../../docs/mirror.md', import.meta.url), 'utf8')
 
-/** The sections under `###` and `####` headings, by the tables their heading names. */
-function sections(): Map<string, string> {
-  const found = new Map<string, string>()
-  for (const section of MIRROR.split(/^#{3,4} /m).slice(1)) {
-    const heading = section.slice(0, section.indexOf('\n'))
-    for (const [, table] of heading.matchAll(/`([a-z_]+\.[a-z_]+)`/g)) found.set(table as string, section)
-  }
-  return found
-}
-
 const quoted = (name: string) => `\`${name}\``
+
+/** The generated part of docs/mirror.md, markers included, or '' without them. */
+function generatedPart(): string {
+  const start = MIRROR.indexOf(MARKDOWN_BEGIN)
+  const end = MIRROR.indexOf(MARKDOWN_END, start)
+  return start < 0 || end < 0 ? '' : MIRROR.slice(start, end + MARKDOWN_END.length + 1)
+}
 
 describe('docs/mirror.md', () => {
   it('lists every resource among the names used in the CLI, the admin API and the metrics', () => {
@@ -29,33 +33,32 @@ describe('docs/mirror.md', () => {
     ).toEqual([])
   })
 
-  it('documents every column of every main, child and member table', () => {
-    const bySection = sections()
-    const missing: string[] = []
-    const check = (table: string, columns: string[]) => {
-      const section = bySection.get(table)
-      if (section === undefined) missing.push(`${table}: no section`)
-      else
-        for (const column of columns)
-          if (!section.includes(quoted(column))) missing.push(`${table}.${column}`)
+  it('has the column reference the data dictionary generates, as it is now', () => {
+    expect(
+      generatedPart(),
+      'docs/mirror.md is not current: run `npm run cli -- schema --markdown --output docs/mirror.md`',
+    ).toBe(markdownReference())
+  })
+
+  it('generates a section for every main, child and member table, with every column of its own', () => {
+    const reference = markdownReference()
+    const sections = reference.split(/^### /m).slice(1)
+    expect(sections.map((section) => section.slice(0, section.indexOf('\n')))).toEqual(
+      mirrorTables.map((table) => `Columns of ${quoted(table.name)}`),
+    )
+    for (const [index, table] of mirrorTables.entries()) {
+      const own = table.columns.filter((column) => table.kind === 'members' || !column.name.startsWith('_'))
+      for (const column of own) expect(sections[index], table.name).toContain(`| ${quoted(column.name)} |`)
+      expect(sections[index]).toContain(table.description)
     }
-    for (const resource of resources) {
-      check(
-        resource.name,
-        Object.keys(resource.columns).filter((column) => column !== 'id'),
-      )
-      const members = resource.members
-      if (members) check(members.table, [members.groupColumn, 'member_resource', 'member_id'])
-    }
-    for (const child of childTables) check(child.table, Object.keys(child.columns))
-    expect(missing).toEqual([])
-    // The newer tables are among those checked.
-    for (const table of [
-      'crm.notes',
-      'crm.note_links',
-      'crm.filter_group_members',
-      'reservations.contact_tags',
-    ])
-      expect(bySection.has(table), table).toBe(true)
+    expect(reference).toContain('| `id` | `text` primary key | `uuid` |')
+  })
+
+  it('replaces only the generated part of a document', () => {
+    const document = `intro\n\n${MARKDOWN_BEGIN}\nold\n${MARKDOWN_END}\n\n## after\n`
+    expect(replaceGeneratedPart(document, markdownReference())).toBe(
+      `intro\n\n${markdownReference()}\n## after\n`,
+    )
+    expect(replaceGeneratedPart('no markers', 'x')).toBeNull()
   })
 })

@@ -123,7 +123,7 @@ export const crmChildTexts = {
     columns: {
       attachable_type:
         'Person (from person_ids), Company (company_ids), Deal (deal_ids) or Project (project_ids).',
-      attachable_id: 'Id of the linked record.',
+      attachable_id: 'Id of the linked record: the item of the array, as received.',
     },
   },
 } satisfies { [C in CrmChild as C['table']]: TableText<C['columns']> }

@@ -186,7 +186,8 @@ export const crmTableTexts = {
       confidential: 'True when marked confidential.',
       change:
         'What changed, kept whole whatever its shape, e.g. ' +
-        '{"person": {"changes": {"name": ["old", "new"]}}}.',
+        '{"person": {"changes": {"name": ["old", "new"]}}}; seen elsewhere at change.changes, at a ' +
+        'top-level changes, or under sibling keys such as task or protocol.',
       created_at: 'When it happened.',
       updated_at: 'As created_at (activities are not changed).',
     },

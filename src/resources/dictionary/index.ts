@@ -35,6 +35,8 @@ export interface DictionaryColumn {
   name: string
   type: SqlType
   description: string
+  /** The upstream's key, when it differs from the column's name (`uuid` for `crm.attachments.id`). */
+  source?: string
   /** In a live view: the column this one repeats under a safe name (`user` for `responsible_user`). */
   aliasOf?: string
 }
@@ -78,6 +80,7 @@ function fieldColumns(name: string, columns: Columns): DictionaryColumn[] {
     name: column,
     type: definition.type,
     description: text.columns[column] ?? '',
+    ...(definition.from === undefined ? {} : { source: definition.from }),
   }))
 }
 

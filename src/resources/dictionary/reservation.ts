@@ -75,8 +75,10 @@ export const reservationTableTexts = {
     columns: {
       id: "The tag's id.",
       name: 'The tag.',
-      created_at: 'When created upstream, when given.',
-      updated_at: 'When last changed upstream, when given.',
+      created_at: 'When created upstream, when given (null otherwise).',
+      updated_at:
+        'When last changed upstream, when given (null otherwise); not used to order or to pick a newer ' +
+        'version: the later fetch wins.',
     },
   },
   'reservations.webforms': {
