@@ -9,7 +9,7 @@ import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-clie
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
-import { abandonSweep, claimSweep } from '../../src/store/runs.ts'
+import { abandonSweep, claimSweep, handBackSweep } from '../../src/store/runs.ts'
 import { createCatchUp } from '../../src/sync/refresh/catch-up.ts'
 import { createRefreshHandler } from '../../src/sync/refresh/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
@@ -157,6 +157,24 @@ describe('a refresh', () => {
       await delivered(id)
       await refresh(id)
       expect(shows()).toBe(before + 1)
+    } finally {
+      await abandonSweep(database.db, async () => {}, runId, 'crm.people', 'test over')
+    }
+  })
+
+  it('is skipped too while that full sweep waits, handed back by a process that stopped', async () => {
+    const [id] = sandbox.control.crm.liveIds('people') as [number]
+    await delivered(id)
+    const { result } = await startTestRun(database.db, { mode: 'full', resources: ['crm.people'] })
+    const runId = result.status === 'started' ? result.runId : 0
+    const key = { runId, resource: 'crm.people', lease: 'test' }
+    expect(await claimSweep(database.db, key)).not.toBeNull()
+    expect(await handBackSweep(database.db, key)).toBe(true)
+    try {
+      const before = shows()
+      await refresh(id)
+      expect(shows()).toBe(before)
+      expect(skipped).toEqual(['crm.people'])
     } finally {
       await abandonSweep(database.db, async () => {}, runId, 'crm.people', 'test over')
     }

@@ -82,26 +82,29 @@ export async function readActiveSweeps(db: Db) {
     .execute()
 }
 
+/** A sweep under way: running, or handed back by a process that stopped (queued, started before). */
+const underWay = sql`(s.status = 'running' or (s.status = 'queued' and s.started_at is not null))`
+
 /**
- * Whether a full sweep of the resource is running that started at or after `since`: it reads every
+ * Whether a full sweep of the resource is under way that started at or after `since`: it reads every
  * record as it is at least then, and reconciles what it does not see.
  */
 export async function fullSweepRunningSince(db: Db, resource: string, since: Date): Promise<boolean> {
   const result = await sql<{ found: boolean }>`
     select exists (
       select 1 from sync.run_resources s join sync.runs r on r.id = s.run_id
-      where s.resource = ${resource} and s.status = 'running' and r.mode = 'full' and s.started_at >= ${since}
+      where s.resource = ${resource} and ${underWay} and r.mode = 'full' and s.started_at >= ${since}
     ) as found
   `.execute(db)
   return result.rows[0]?.found ?? false
 }
 
-/** Whether a full sweep of the resource is running, whenever it started. */
+/** Whether a full sweep of the resource is under way (see `underWay`), whenever it started. */
 export async function fullSweepRunning(db: Db, resource: string): Promise<boolean> {
   const result = await sql<{ found: boolean }>`
     select exists (
       select 1 from sync.run_resources s join sync.runs r on r.id = s.run_id
-      where s.resource = ${resource} and s.status = 'running' and r.mode = 'full'
+      where s.resource = ${resource} and ${underWay} and r.mode = 'full'
     ) as found
   `.execute(db)
   return result.rows[0]?.found ?? false
