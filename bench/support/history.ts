@@ -22,7 +22,7 @@ export async function withHistory<T>(db: Db, enabled: boolean, work: () => Promi
 
 export interface HistorySize {
   versions: number
-  /** pg_total_relation_size of history.crm_people (heap, TOAST, indexes), after a vacuum. */
+  /** pg_total_relation_size of history.crm_people_versions (heap, TOAST, indexes), after a vacuum. */
   bytes: number
   bytesPerVersion: number
   /** The same of crm.people, per row, for reference. */
@@ -33,10 +33,10 @@ export interface HistorySize {
 }
 
 export async function historySize(db: Db): Promise<HistorySize> {
-  await sql`vacuum analyze history.crm_people, crm.people`.execute(db)
+  await sql`vacuum analyze history.crm_people_versions, crm.people`.execute(db)
   const { rows } = await sql<{ versions: number; bytes: number; mirrorRows: number; mirrorBytes: number }>`
-    select (select count(*)::int from history.crm_people) as versions,
-      pg_total_relation_size('history.crm_people')::float8 as bytes,
+    select (select count(*)::int from history.crm_people_versions) as versions,
+      pg_total_relation_size('history.crm_people_versions')::float8 as bytes,
       (select count(*)::int from crm.people) as "mirrorRows",
       pg_total_relation_size('crm.people')::float8 as "mirrorBytes"`.execute(db)
   const row = rows[0] as NonNullable<(typeof rows)[number]>

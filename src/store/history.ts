@@ -1,10 +1,11 @@
 // Keeps the history of the mirror (./history-sql.ts) after the migrations: schema history, a table of
-// versions per main table, its indexes, the trigger function and the two triggers on the main table, the
-// point-in-time function and the comments. The catalog is read first and only what differs is written,
-// so that a start on a current database costs one query. A history table created here is filled in the
-// same transaction, after its triggers (which lock the main table against writes until the commit):
-// one current version per row (an install upgraded to history gets its first versions from the mirror
-// as it is), so that no write falls between the two.
+// versions per main table, its index, the view of it, the trigger function and the two triggers on the
+// main table, the point-in-time function and the comments. The catalog is read first and only what
+// differs is written, so that a start on a current database costs one query. A versions table created
+// here is filled in the same transaction, the main table locked against writes from the start until the
+// commit: one current version per row (an install upgraded to history gets its first versions from the
+// mirror as it is), or, from the layout before (history.crm_people a table whose versions were closed by
+// an update of _valid_to), the versions it held, in their order.
 //
 // Unlike the comments and views, history is not left for later: a version missed is missed for good,
 // so any failure here (a lock not had within 3 s included) fails the migration, and the start with it.
@@ -29,8 +30,10 @@ const LOCK_TIMEOUT_MS = 3_000
 
 interface Catalog {
   schema: boolean
-  /** `crm.people` or `history.crm_people`: its columns in order. */
+  /** `crm.people`, `history.crm_people` or `history.crm_people_versions`: its columns in order. */
   columns: Map<string, CatalogColumn[]>
+  /** `history.crm_people`: its relkind (`r` a table, `v` a view). */
+  kinds: Map<string, string>
   /** Names of the indexes in schema history. */
   indexes: Set<string>
   /** Function name in schema history: its body. */
@@ -48,7 +51,11 @@ async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
       format_type(a.atttypid, a.atttypmod) as detail, a.attnum as position
     from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
     where (n.nspname || '.' || c.relname = any(${mirrors}::text[]) or n.nspname = ${HISTORY_SCHEMA})
-      and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
+      and c.relkind in ('r', 'v') and a.attnum > 0 and not a.attisdropped
+    union all
+    select 'relation', n.nspname || '.' || c.relname, c.relname, c.relkind::text, 0
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${HISTORY_SCHEMA} and c.relkind in ('r', 'v')
     union all
     select 'index', '', c.relname, null, 0 from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'i'
@@ -64,11 +71,12 @@ async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
     where n.nspname = ${HISTORY_SCHEMA}
     union all
     select 'comment', '', 'table.' || c.relname, obj_description(c.oid, 'pg_class'), 0
-    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'r'
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${HISTORY_SCHEMA} and c.relkind in ('r', 'v')
     union all
     select 'comment', '', 'column.' || c.relname || '.' || a.attname, col_description(c.oid, a.attnum), a.attnum
     from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
+    where n.nspname = ${HISTORY_SCHEMA} and c.relkind in ('r', 'v') and a.attnum > 0 and not a.attisdropped
     union all
     select 'comment', '', 'function.' || p.proname, obj_description(p.oid, 'pg_proc'), 0
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = ${HISTORY_SCHEMA}
@@ -76,6 +84,7 @@ async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
   const catalog: Catalog = {
     schema: false,
     columns: new Map(),
+    kinds: new Map(),
     indexes: new Set(),
     functions: new Map(),
     triggers: new Map(),
@@ -88,7 +97,8 @@ async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
     } else if (row.kind === 'column') {
       const columns = catalog.columns.get(row.relation) ?? []
       catalog.columns.set(row.relation, [...columns, { name: row.name, type: row.detail ?? '' }])
-    } else if (row.kind === 'index') catalog.indexes.add(row.name)
+    } else if (row.kind === 'relation') catalog.kinds.set(row.relation, row.detail ?? '')
+    else if (row.kind === 'index') catalog.indexes.add(row.name)
     else if (row.kind === 'function') catalog.functions.set(row.name, row.detail ?? '')
     else if (row.kind === 'trigger') catalog.triggers.set(`${row.relation} ${row.name}`, row.detail ?? '')
     else if (row.kind === 'comment' && row.detail !== null) catalog.comments.set(row.name, row.detail)
@@ -96,13 +106,14 @@ async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
   return catalog
 }
 
-/** What to run, in this order: tables (with their indexes), columns, indexes, functions, triggers. */
+/** What to run, in this order: tables (with their index; filled), columns, indexes, views, functions, triggers. */
 interface Plan {
   schema: boolean
-  /** History tables to create (and fill). */
-  tables: HistoryObjects[]
+  /** Versions tables to create: filled from the mirror (`seed`) or from the layout before (`upgrade`). */
+  tables: { objects: HistoryObjects; fill: string[] }[]
   columns: string[]
   indexes: string[]
+  views: string[]
   functions: string[]
   triggers: string[]
   comments: string[]
@@ -114,6 +125,7 @@ function plan(catalog: Catalog): Plan {
     tables: [],
     columns: [],
     indexes: [],
+    views: [],
     functions: [],
     triggers: [],
     comments: [],
@@ -122,20 +134,29 @@ function plan(catalog: Catalog): Plan {
     const columns = catalog.columns.get(mirror)
     if (!columns) throw new Error(`history: the main table ${mirror} does not exist`)
     const objects = historyObjects(mirror, columns)
+    const view = `${HISTORY_SCHEMA}.${objects.view}`
     const existing = catalog.columns.get(`${HISTORY_SCHEMA}.${objects.table}`)
-    if (!existing) work.tables.push(objects)
-    else {
+    if (!existing) {
+      const old = catalog.kinds.get(view) === 'r' ? catalog.columns.get(view) : undefined
+      const kept = columns.filter((column) => old?.some((o) => o.name === column.name))
+      const fill = old ? objects.upgrade(kept.map((column) => column.name)) : [objects.seed]
+      work.tables.push({ objects, fill })
+    } else {
       for (const column of columns.filter((c) => !existing.some((e) => e.name === c.name)))
         work.columns.push(`alter table ${objects.qualified} add column ${ident(column.name)} ${column.type}`)
       for (const [name, create] of objects.indexes) if (!catalog.indexes.has(name)) work.indexes.push(create)
     }
+    // The view's columns keep their places; one the main table gained comes last.
+    const shown = catalog.kinds.get(view) === 'v' ? (catalog.columns.get(view) ?? []).map((c) => c.name) : []
+    const order = [...shown, ...objects.viewColumns.filter((name) => !shown.includes(name))]
+    if (order.length !== shown.length) work.views.push(objects.createView(order))
     for (const [name, { body, create }] of objects.functions)
       if (catalog.functions.get(name) !== body) work.functions.push(create)
     const table = qualified(mirror)
     for (const [name, create] of objects.triggers) {
       const found = catalog.triggers.get(`${mirror} ${name}`)
       if (found === undefined) work.triggers.push(create)
-      else if (found.slice(2) !== `${HISTORY_SCHEMA}.${objects.table}_write`)
+      else if (found.slice(2) !== `${HISTORY_SCHEMA}.${objects.view}_write`)
         work.triggers.push(`drop trigger ${ident(name)} on ${table}`, create)
       // Disabled by hand (ALTER TABLE ... DISABLE TRIGGER): history would miss writes.
       else if (found.startsWith('D')) work.triggers.push(`alter table ${table} enable trigger ${ident(name)}`)
@@ -149,17 +170,20 @@ function plan(catalog: Catalog): Plan {
 }
 
 const statementsOf = (work: Plan) =>
-  [work.columns, work.indexes, work.functions, work.triggers].reduce((sum, list) => sum + list.length, 0)
+  [work.columns, work.indexes, work.views, work.functions, work.triggers].reduce(
+    (sum, list) => sum + list.length,
+    0,
+  )
 
 const isEmpty = (work: Plan) =>
   !work.schema && work.tables.length + statementsOf(work) + work.comments.length === 0
 
 export interface HistoryChanges {
-  /** History tables created (and filled from the mirror). */
+  /** Versions tables created (and filled). */
   created: string[]
-  /** Versions the new tables were filled with. */
+  /** Versions they were filled with. */
   seeded: number
-  /** Other statements run: columns, indexes, functions, triggers. */
+  /** Other statements run: columns, indexes, views, functions, triggers. */
   statements: number
 }
 
@@ -177,23 +201,31 @@ export async function maintainHistory<DB>(db: Kysely<DB>, logger?: Logger): Prom
       const work = plan(await readCatalog(trx))
       if (isEmpty(work)) return none
       const run = async (statement: string) => void (await sql.raw(statement).execute(trx))
+      // No one writes a main table whose versions are being filled: the writes would be versions of their
+      // own, or written into the table of the layout before once it was copied.
+      for (const { objects } of work.tables)
+        await run(`lock table ${qualified(objects.mirror)} in share row exclusive mode`)
       if (work.schema) await run(`create schema if not exists ${ident(HISTORY_SCHEMA)}`)
-      for (const objects of work.tables) {
+      for (const { objects } of work.tables) {
         await run(objects.createTable)
         for (const create of objects.indexes.values()) await run(create)
       }
-      for (const statement of [...work.columns, ...work.indexes, ...work.functions, ...work.triggers])
-        await run(statement)
-      // A new table is filled from its main table, which no one may write meanwhile: its writes would
-      // be versions of their own (or fail, while the history table does not exist yet).
       let seeded = 0
-      for (const objects of work.tables) {
-        await run(`lock table ${qualified(objects.mirror)} in share row exclusive mode`)
-        const result = await sql.raw(objects.seed).execute(trx)
-        seeded += Number(result.numAffectedRows ?? 0)
-      }
+      for (const { fill } of work.tables)
+        for (const statement of fill) {
+          const result = await sql.raw(statement).execute(trx)
+          if (statement.startsWith('insert')) seeded += Number(result.numAffectedRows ?? 0)
+        }
+      for (const statement of [
+        ...work.columns,
+        ...work.indexes,
+        ...work.views,
+        ...work.functions,
+        ...work.triggers,
+      ])
+        await run(statement)
       if (work.comments.length > 0) await run(work.comments.join(';\n'))
-      const created = work.tables.map((objects) => `${HISTORY_SCHEMA}.${objects.table}`)
+      const created = work.tables.map(({ objects }) => `${HISTORY_SCHEMA}.${objects.table}`)
       const statements = statementsOf(work)
       if (created.length > 0 || statements > 0)
         logger?.info(

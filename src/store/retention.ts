@@ -6,9 +6,15 @@
 // migration's) is waited for briefly: a delete queued behind it would hold up the inserts queued behind
 // the delete.
 import { type Kysely, sql } from 'kysely'
-import { resourceNames } from '../resources/index.ts'
+import { idType, resourceNames, resources } from '../resources/index.ts'
 import type { Db } from './database.ts'
-import { HISTORY_SCHEMA, historyMirrors, historyTableName, qualified } from './history-sql.ts'
+import {
+  HISTORY_SCHEMA,
+  historyMirrors,
+  historyTableName,
+  qualified,
+  versionsTableName,
+} from './history-sql.ts'
 import type { Database, InboxStatus } from './schema.ts'
 
 /** Rows deleted by one batch, per table and status. */
@@ -61,13 +67,21 @@ const latest = (dates: (Date | null)[]): Date | null =>
   dates.reduce<Date | null>((last, date) => (last && (!date || last > date) ? last : date), null)
 
 /** One batch: the rows it deleted, and where the next batch of the pass starts. */
-export interface PruneBatch {
+export interface PruneBatch<Cursor extends PruneCursor = Date | null> {
   pruned: PrunedRows[]
   /** Rows of the batch's own table deleted (a batch short of its limit was the last). */
   deleted: number
-  /** Where the batch stopped (the time of the last row it deleted); null when it deleted nothing. */
-  after: Date | null
+  /**
+   * Where the batch stopped (the time of the last row it deleted; of history, the last version it read);
+   * null when it deleted (read) nothing.
+   */
+  after: Cursor
+  /** Whether another batch may find more; without it, whether the batch deleted its limit. */
+  more?: boolean
 }
+
+/** Where a batch starts: a time, or (history) the last version read, `[id, _seq]` as JSON. */
+export type PruneCursor = Date | string | null
 
 /**
  * Deletes up to `limit` deliveries of these statuses done with more than `olderThanDays` ago: applied
@@ -175,35 +189,46 @@ export const historyTables: readonly string[] = historyMirrors.map(
 )
 
 /**
- * Deletes up to `limit` versions of a history table (`history.crm_people`) that were replaced more than
- * `olderThanDays` ago (their `_valid_to`), oldest first from `after` (a _valid_to). Current versions
- * (`_valid_to` null) are never deleted: as_of answers for every time since the oldest version kept.
+ * Deletes the versions of a history table (`history.crm_people`, of its versions table) that were
+ * replaced more than `olderThanDays` ago (their `_valid_to`, the next version's `_valid_from`) among the
+ * next `limit` it holds after `after`, in the order of its index (id, _seq): a pass reads each version
+ * once. Current versions are never deleted, and neither is a version whose next one is kept: as_of
+ * answers for every time since the oldest version kept, as it did before.
  */
 export async function pruneHistoryBatch(
   db: Db,
-  options: { table: string; olderThanDays: number; limit: number; after?: Date | null },
-): Promise<PruneBatch> {
+  options: { table: string; olderThanDays: number; limit: number; after?: PruneCursor },
+): Promise<PruneBatch<string | null>> {
   const { table, olderThanDays, limit, after } = options
-  const history = sql.raw(qualified(table))
+  const mirror = historyMirrors.find((name) => `${HISTORY_SCHEMA}.${historyTableName(name)}` === table)
+  const resource = resources.find((entry) => entry.name === mirror)
+  if (!mirror || !resource) throw new Error(`no history table ${table}`)
+  const versions = sql.raw(qualified(`${HISTORY_SCHEMA}.${versionsTableName(mirror)}`))
+  const [id, seq] = typeof after === 'string' ? (JSON.parse(after) as [string, string]) : [null, null]
+  const start =
+    id === null ? sql`true` : sql`(v.id, v._seq) > (${id}::${sql.raw(idType(resource))}, ${seq}::bigint)`
+  const cutoff = sql`now() - make_interval(days => ${olderThanDays})`
   const result = await inShortTransaction(db, (trx) =>
-    sql<{ rows: number; last: Date | null }>`
-      with doomed as (
-        select ctid from ${history}
-        where "_valid_to" >= ${after ?? '-infinity'}::timestamptz
-          and "_valid_to" < now() - make_interval(days => ${olderThanDays})
-        order by "_valid_to"
-        limit ${limit}
-        for update skip locked
+    sql<{ rows: number; read: number; id: string | null; seq: string | null }>`
+      with scanned as (
+        select v.ctid, v.id, v._seq, v._valid_from from ${versions} v where ${start}
+        order by v.id, v._seq limit ${limit}
       ), gone as (
-        delete from ${history} where ctid = any(array(select ctid from doomed)) returning "_valid_to"
-      )
-      select count(*)::int as rows, max("_valid_to") as last from gone
+        delete from ${versions} where ctid = any(array(
+          select s.ctid from scanned s where s._valid_from < ${cutoff} and exists (
+            select 1 from ${versions} n where n.id = s.id and n._seq > s._seq and n._valid_from < ${cutoff})))
+        returning 1
+      ), last as (select id::text, _seq::text as seq from scanned order by id desc, _seq desc limit 1)
+      select (select count(*)::int from gone) as rows, (select count(*)::int from scanned) as read,
+        (select id from last) as id, (select seq from last) as seq
     `.execute(trx),
   )
-  const rows = result.rows[0]?.rows ?? 0
+  const row = result.rows[0]
+  const rows = row?.rows ?? 0
   return {
     pruned: rows > 0 ? [{ table: table as `history.${string}`, status: 'replaced', rows }] : [],
     deleted: rows,
-    after: result.rows[0]?.last ?? null,
+    after: row?.id == null ? null : JSON.stringify([row.id, row.seq]),
+    more: (row?.read ?? 0) === limit,
   }
 }

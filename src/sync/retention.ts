@@ -10,6 +10,7 @@ import type { Db } from '../store/database.ts'
 import {
   historyTables,
   type PruneBatch,
+  type PruneCursor,
   type PrunedRows,
   pruneHistoryBatch,
   pruneInboxBatch,
@@ -34,33 +35,43 @@ interface Target {
   /** Rows per statement: small enough for a short transaction. */
   batchSize: number
   /** Deletes the oldest expired rows from `after` on (where the batch before stopped). */
-  batch: (db: Db, olderThanDays: number, limit: number, after: Date | null) => Promise<PruneBatch>
+  batch: (
+    db: Db,
+    olderThanDays: number,
+    limit: number,
+    after: PruneCursor,
+  ) => Promise<PruneBatch<PruneCursor>>
 }
+
+/** The cursor of a table pruned oldest first. */
+const time = (after: PruneCursor) => (after instanceof Date ? after : null)
 
 const TARGETS: Target[] = [
   {
     days: (settings) => settings.inboxProcessedDays,
     batchSize: 1000,
     batch: (db, olderThanDays, limit, after) =>
-      pruneInboxBatch(db, { statuses: ['processed'], olderThanDays, limit, after }),
+      pruneInboxBatch(db, { statuses: ['processed'], olderThanDays, limit, after: time(after) }),
   },
   {
     days: (settings) => settings.inboxRejectedDays,
     // A rejected delivery keeps a body of up to 1 MiB: fewer of them keep a batch short.
     batchSize: 100,
     batch: (db, olderThanDays, limit, after) =>
-      pruneInboxBatch(db, { statuses: ['rejected', 'failed'], olderThanDays, limit, after }),
+      pruneInboxBatch(db, { statuses: ['rejected', 'failed'], olderThanDays, limit, after: time(after) }),
   },
   {
     days: (settings) => settings.runsDays,
     // Each run takes its sweeps along, one per resource.
     batchSize: 200,
-    batch: (db, olderThanDays, limit, after) => pruneRunsBatch(db, { olderThanDays, limit, after }),
+    batch: (db, olderThanDays, limit, after) =>
+      pruneRunsBatch(db, { olderThanDays, limit, after: time(after) }),
   },
   ...historyTables.map(
     (table): Target => ({
       days: (settings) => settings.historyDays,
-      batchSize: 1000,
+      // Versions read, of which those replaced are deleted: one probe of the index each.
+      batchSize: 5000,
       batch: (db, olderThanDays, limit, after) =>
         pruneHistoryBatch(db, { table, olderThanDays, limit, after }),
     }),
@@ -92,13 +103,13 @@ export async function pruneExpired(deps: RetentionDeps, signal?: AbortSignal): P
         const days = target.days(retention)
         if (days === null) continue
         const limit = deps.batchSize ?? target.batchSize
-        let after: Date | null = null
+        let after: PruneCursor = null
         for (;;) {
           if (signal?.aborted) return
           const batch = await target.batch(connection, days, limit, after)
           add(total, batch.pruned)
           for (const rows of batch.pruned) observer?.rowsPruned?.(rows.table, rows.status, rows.rows)
-          if (batch.deleted < limit) break
+          if (!(batch.more ?? batch.deleted === limit)) break
           after = batch.after
         }
       }

@@ -56,8 +56,8 @@ async function asOf(db: Db, time: string) {
 }
 
 beforeEach(async () => {
-  await sql`truncate crm.people, crm.tags, crm.users, reservations.contacts, history.crm_people,
-    history.crm_users, history.reservations_contacts`.execute(database.db)
+  await sql`truncate crm.people, crm.tags, crm.users, reservations.contacts, history.crm_people_versions,
+    history.crm_users_versions, history.reservations_contacts_versions`.execute(database.db)
 })
 
 describe('history of a main table', () => {
@@ -265,5 +265,70 @@ describe('keeping history', () => {
     )
     expect(comments.rows[0]?.n).toBe(15)
     expect(await maintainHistory(db)).toEqual({ created: [], seeded: 0, statements: 0 })
+  })
+
+  it('moves the versions of the layout before (a table closed by updates) into the versions table', async () => {
+    const { db } = database
+    await sql`drop schema history cascade`.execute(db)
+    await upsertRecords(db, people, [person(1, T3, { name: 'Jetzt' })], fetched())
+    // The layout before: history.crm_people a table, each version closed by an update of _valid_to; its
+    // rows in no particular order.
+    await sql`create schema history`.execute(db)
+    await sql`create table history.crm_people (like crm.people)`.execute(db)
+    await sql`alter table history.crm_people add column _valid_from timestamptz not null,
+      add column _valid_to timestamptz,
+      add column _deleted boolean generated always as (_deleted_at is not null) stored`.execute(db)
+    await sql`insert into history.crm_people (id, name, _raw, _synced_at, _version, _valid_from, _valid_to) values
+      (1, 'Jetzt', '{}', now(), 3, ${T3}, null),
+      (1, 'Zuerst', '{}', now(), 1, ${T1}, ${T2}),
+      (1, 'Dann', '{}', now(), 2, ${T2}, ${T2}),
+      (1, 'Danach', '{}', now(), 2, ${T2}, ${T3})`.execute(db)
+
+    expect(await maintainHistory(db)).toMatchObject({ seeded: 4 })
+    expect(await versions(db)).toEqual([
+      { id: 1, name: 'Zuerst', _valid_from: at(T1), _valid_to: at(T2), _deleted: false, _deleted_at: null },
+      { id: 1, name: 'Dann', _valid_from: at(T2), _valid_to: at(T2), _deleted: false, _deleted_at: null },
+      { id: 1, name: 'Danach', _valid_from: at(T2), _valid_to: at(T3), _deleted: false, _deleted_at: null },
+      { id: 1, name: 'Jetzt', _valid_from: at(T3), _valid_to: null, _deleted: false, _deleted_at: null },
+    ])
+    const kinds = await sql<{ kind: string }>`
+      select relkind::text as kind from pg_class where oid = 'history.crm_people'::regclass`.execute(db)
+    expect(kinds.rows).toEqual([{ kind: 'v' }])
+    await upsertRecords(db, people, [person(1, T4, { name: 'Später' })], fetched())
+    expect((await versions(db)).map((v) => [v.name, v._valid_to])).toEqual([
+      ['Zuerst', at(T2)],
+      ['Dann', at(T2)],
+      ['Danach', at(T3)],
+      ['Jetzt', at(T4)],
+      ['Später', null],
+    ])
+    expect(await maintainHistory(db)).toEqual({ created: [], seeded: 0, statements: 0 })
+  })
+
+  it('keeps what users built on the view when the main table gains a column', async () => {
+    const { db } = database
+    await sql`create view public.names_over_time as select id, name, _valid_from from history.crm_people`.execute(
+      db,
+    )
+    try {
+      await sql`alter table crm.people add column nickname text`.execute(db)
+      const changes = await maintainHistory(db)
+      expect(changes.statements).toBeGreaterThanOrEqual(3) // the column, the view, the trigger function
+      await upsertRecords(db, people, [person(1, T1)], fetched())
+      await sql`update crm.people set nickname = 'Maxi' where id = 1`.execute(db)
+      const { rows } = await sql<{ nickname: string | null; _valid_to: Date | null }>`
+        select nickname, _valid_to from history.crm_people where id = 1 order by _valid_from, _valid_to nulls last`.execute(
+        db,
+      )
+      expect(rows.map((row) => row.nickname)).toEqual([null, 'Maxi'])
+      const columns = await sql<{ name: string }>`
+        select attname as name from pg_attribute where attrelid = 'history.crm_people'::regclass and attnum > 0
+        order by attnum desc limit 1`.execute(db)
+      expect(columns.rows).toEqual([{ name: 'nickname' }])
+      expect((await sql`select * from public.names_over_time`.execute(db)).rows).toHaveLength(2)
+    } finally {
+      await sql`drop view if exists public.names_over_time`.execute(db)
+      await sql`alter table crm.people drop column if exists nickname`.execute(db)
+    }
   })
 })

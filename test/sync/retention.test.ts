@@ -228,28 +228,41 @@ describe('pruneExpired', () => {
 
   it('deletes versions of records replaced more than HISTORY_RETENTION_DAYS ago, never a current one', async () => {
     const { db } = database
-    await sql`truncate history.crm_people, history.crm_deals`.execute(db)
-    // Person 1: versions replaced 400, 300 and 10 days ago, and the current one (from 400 days on);
-    // person 2: one version, current for 500 days; deal 3: replaced 200 days ago.
+    await sql`truncate history.crm_people_versions, history.crm_deals_versions`.execute(db)
+    // Person 1: versions replaced 400, 300 and 10 days ago (each ends where the next begins), and the
+    // current one (from 10 days on); person 2: one version, current for 500 days; deal 3: replaced 200
+    // days ago. Written in this order (_seq).
     await sql`
-      insert into history.crm_people (id, name, _valid_from, _valid_to) values
-        (1, 'a', now() - interval '500 days', now() - interval '400 days'),
-        (1, 'b', now() - interval '400 days', now() - interval '300 days'),
-        (1, 'c', now() - interval '300 days', now() - interval '10 days'),
-        (1, 'd', now() - interval '10 days', null),
-        (2, 'e', now() - interval '500 days', null);
-      insert into history.crm_deals (id, name, _valid_from, _valid_to) values
-        (3, 'f', now() - interval '300 days', now() - interval '200 days'),
-        (3, 'g', now() - interval '200 days', null)`.execute(db)
+      insert into history.crm_people_versions (id, name, _valid_from) values
+        (1, 'a', now() - interval '500 days'),
+        (1, 'b', now() - interval '400 days'),
+        (1, 'c', now() - interval '300 days'),
+        (1, 'd', now() - interval '10 days'),
+        (2, 'e', now() - interval '500 days');
+      insert into history.crm_deals_versions (id, name, _valid_from) values
+        (3, 'f', now() - interval '300 days'),
+        (3, 'g', now() - interval '200 days')`.execute(db)
 
     const none = await pruneExpired({ db, retention: defaults, logger })
     expect(none?.filter((rows) => rows.table.startsWith('history.'))).toEqual([])
 
+    // A batch reads its limit of versions in the order of (id, _seq) and deletes the replaced among them.
     const batch = await pruneHistoryBatch(db, { table: 'history.crm_people', olderThanDays: 100, limit: 1 })
     expect(batch).toMatchObject({
       deleted: 1,
+      more: true,
       pruned: [{ table: 'history.crm_people', status: 'replaced', rows: 1 }],
     })
+    const kept = await pruneHistoryBatch(db, { table: 'history.crm_people', olderThanDays: 400, limit: 2 })
+    expect(kept).toMatchObject({ deleted: 0, more: true, pruned: [] })
+    const rest = await pruneHistoryBatch(db, {
+      table: 'history.crm_people',
+      olderThanDays: 400,
+      limit: 3,
+      after: kept.after,
+    })
+    expect(rest).toMatchObject({ deleted: 0, more: false })
+    expect(JSON.parse(rest.after ?? '[]')[0]).toBe('2')
     const result = await pruneExpired({ db, retention: { ...defaults, historyDays: 100 }, logger })
     expect(result?.filter((rows) => rows.table.startsWith('history.'))).toEqual([
       { table: 'history.crm_people', status: 'replaced', rows: 1 },
@@ -259,6 +272,11 @@ describe('pruneExpired', () => {
       select string_agg(name, ',' order by name) as names from (
         select name from history.crm_people union all select name from history.crm_deals) v`.execute(db)
     expect(rows[0]?.names).toBe('c,d,e,g')
+    // What is kept still answers as before: c from 300 days ago until d began.
+    const ended = await sql<{ days: number }>`
+      select round(extract(epoch from now() - _valid_to) / 86400)::int as days from history.crm_people
+      where name = 'c'`.execute(db)
+    expect(ended.rows).toEqual([{ days: 10 }])
   })
 
   it('passes over rows another transaction holds and never waits for the receiver', async () => {
