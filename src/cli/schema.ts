@@ -3,6 +3,7 @@
 // no database: main.ts runs it before reading the configuration.
 import { readFile, writeFile } from 'node:fs/promises'
 import { dbtSources } from '../resources/dictionary/dbt.ts'
+import { historyViews } from '../resources/dictionary/history.ts'
 import { liveViews, mirrorTables } from '../resources/dictionary/index.ts'
 import { markdownReference, replaceGeneratedPart } from '../resources/dictionary/markdown.ts'
 import { type Command, EXIT, type OptionValues } from './command.ts'
@@ -11,8 +12,9 @@ const USAGE = `Usage: crm-sync schema --dbt [--output <file>]
        crm-sync schema --markdown [--output <file>]
 
 Prints the mirror as dbt sources (a sources.yml, version 2), from crm-sync's data dictionary: sources
-crm and reservations with every table and column, their types and descriptions, and sources crm_live
-and reservations_live with the views of the live rows. The same descriptions are the comments on the
+crm and reservations with every table and column, their types and descriptions, sources crm_live
+and reservations_live with the views of the live rows, and source history with a view per main table
+of every version of its records. The same descriptions are the comments on the
 tables and views in the database. With --markdown, prints instead the per-table column reference of
 docs/mirror.md, from the same descriptions. Needs no configuration and no database.
 
@@ -25,7 +27,7 @@ Options:
 async function write(format: 'dbt' | 'markdown', output: string): Promise<string> {
   if (format === 'dbt') {
     await writeFile(output, dbtSources())
-    return `wrote ${mirrorTables.length} tables and ${liveViews.length} live views as dbt sources to ${output}`
+    return `wrote ${mirrorTables.length} tables, ${liveViews.length} live views and ${historyViews.length} history views as dbt sources to ${output}`
   }
   const replaced = replaceGeneratedPart(await readFile(output, 'utf8'), markdownReference())
   if (replaced === null) throw new Error(`${output} has no generated part (its markers are missing)`)

@@ -20,13 +20,13 @@
 // The triggers see every write: a migration that rewrites a main table's typed columns (a backfill from
 // _raw) makes a version of each row it changes, dated as the row, which replaces the current version at
 // once (that one then covers no instant).
+
+import { HISTORY_SCHEMA } from '../resources/dictionary/history.ts'
 import { hasUpdatedAt, resources } from '../resources/index.ts'
 import { ident } from './dictionary-sql.ts'
 import { historyComments } from './history-comments.ts'
 
-export { HISTORY_SCHEMA_TEXT } from './history-comments.ts'
-
-export const HISTORY_SCHEMA = 'history'
+export { HISTORY_SCHEMA, HISTORY_SCHEMA_TEXT } from '../resources/dictionary/history.ts'
 
 /** The names of the triggers on each main table. */
 export const HISTORY_TRIGGERS = ['history_insert', 'history_update'] as const

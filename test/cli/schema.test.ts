@@ -41,6 +41,7 @@ describe('crm-sync schema --dbt', () => {
       'reservations',
       'crm_live',
       'reservations_live',
+      'history',
     ])
     for (const source of document.sources) {
       expect(source.schema).toBe(source.name)
@@ -84,6 +85,22 @@ describe('crm-sync schema --dbt', () => {
       'responsible_user',
     ])
     expect(names).not.toContain('_deleted_at')
+
+    // History: a view per main table, its columns those of the table and the three history adds.
+    const history = sourceNamed(document.sources, 'history')?.tables ?? []
+    const main = mirrorTables.filter((table) => table.kind === 'main')
+    expect(history.map((table) => table.name)).toEqual(main.map((table) => `${table.schema}_${table.table}`))
+    const versions = history.find((table) => table.name === 'crm_people')
+    expect(versions?.columns.map((column) => column.name)).toEqual([
+      ...(main.find((table) => table.name === 'crm.people')?.columns.map((column) => column.name) ?? []),
+      '_valid_from',
+      '_valid_to',
+      '_deleted',
+    ])
+    expect(versions?.columns.find((column) => column.name === 'user')?.quote).toBe(true)
+    expect(versions?.columns.find((column) => column.name === '_synced_at')?.description).toBe(
+      'When crm-sync wrote this version.',
+    )
   })
 
   it('writes the file that --output names, and prints nothing on stdout', async () => {
@@ -91,7 +108,9 @@ describe('crm-sync schema --dbt', () => {
     const { code, stdout, stderr } = await cli(['schema', '--dbt', '--output', file], {}, cwd)
     expect(code).toBe(0)
     expect(stdout).toBe('')
-    expect(stderr).toMatch(/^wrote 25 tables and 25 live views as dbt sources to .*sources\.yml\n$/)
+    expect(stderr).toMatch(
+      /^wrote 25 tables, 25 live views and 15 history views as dbt sources to .*sources\.yml\n$/,
+    )
     const printed = await cli(['schema', '--dbt'], {}, cwd)
     expect(await readFile(file, 'utf8')).toBe(printed.stdout)
   })

@@ -5,6 +5,7 @@
 // upgraded to history gets one version per row; the triggers cannot be forgotten.
 import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
+import { historyViews } from '../../src/resources/dictionary/history.ts'
 import { contacts, people, users } from '../../src/resources/index.ts'
 import type { Db } from '../../src/store/database.ts'
 import { maintainHistory } from '../../src/store/history.ts'
@@ -264,6 +265,20 @@ describe('keeping history', () => {
       db,
     )
     expect(comments.rows[0]?.n).toBe(15)
+    // The views' comments are the data dictionary's (the dbt source history has the same).
+    const described = await sql<{ view: number; columns: number; undescribed: number }>`
+      select count(distinct c.oid)::int as view, count(*)::int as columns,
+        count(*) filter (where col_description(c.oid, a.attnum) is null)::int as undescribed
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace join pg_attribute a on a.attrelid = c.oid
+      where n.nspname = 'history' and c.relkind = 'v' and a.attnum > 0
+        and obj_description(c.oid, 'pg_class') is not null`.execute(db)
+    expect(described.rows[0]).toMatchObject({ view: 15, undescribed: 0 })
+    const validTo = await sql<{ text: string }>`
+      select col_description('history.crm_people'::regclass, a.attnum) as text from pg_attribute a
+      where a.attrelid = 'history.crm_people'::regclass and a.attname = '_valid_to'`.execute(db)
+    expect(validTo.rows[0]?.text).toBe(
+      historyViews[0]?.columns.find((c) => c.name === '_valid_to')?.description,
+    )
     expect(await maintainHistory(db)).toEqual({ created: [], seeded: 0, statements: 0 })
   })
 

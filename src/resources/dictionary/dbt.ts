@@ -1,7 +1,9 @@
 // `crm-sync schema --dbt`: the mirror as dbt sources (a `sources.yml`, version 2), from the data
-// dictionary: sources crm and reservations with every table and column, and crm_live and
-// reservations_live with the live views. Written without a YAML library (the image has none): names are
+// dictionary: sources crm and reservations with every table and column, crm_live and
+// reservations_live with the live views, and history with the history views. Written without a YAML library (the image has none): names are
 // plain identifiers, every other text a double-quoted JSON string, which YAML reads as it is.
+
+import { HISTORY_SCHEMA, HISTORY_SCHEMA_TEXT, historyViews } from './history.ts'
 import {
   type DictionaryColumn,
   liveSchema,
@@ -37,7 +39,7 @@ function column(entry: DictionaryColumn): string[] {
   ]
 }
 
-function source(schema: string, description: string, tables: SourceTable[]): string[] {
+function source(schema: string, description: string, tables: readonly SourceTable[]): string[] {
   return [
     `  - name: ${name(schema)}`,
     `    schema: ${name(schema)}`,
@@ -68,7 +70,8 @@ export function dbtSources(): string {
   const lines = [
     '# dbt sources of the crm-sync mirror, written by `crm-sync schema --dbt` from its data dictionary:',
     '# write it again after an upgrade of crm-sync. Sources crm and reservations are the tables (deleted',
-    '# records stay, with _deleted_at set); crm_live and reservations_live are views of the live rows.',
+    '# records stay, with _deleted_at set); crm_live and reservations_live are views of the live rows;',
+    '# history has a view per main table with every version of its records.',
     'version: 2',
     '',
     'sources:',
@@ -76,6 +79,7 @@ export function dbtSources(): string {
     ...MIRROR_SCHEMAS.flatMap((schema) =>
       source(liveSchema(schema), liveSchemaDescription(schema), viewsOf(schema)),
     ),
+    ...source(HISTORY_SCHEMA, HISTORY_SCHEMA_TEXT, historyViews),
   ]
   return `${lines.join('\n')}\n`
 }
