@@ -1,10 +1,12 @@
 // crm-sync started in-process, as `npm start` composes it, against the sandbox and a test database.
 
+import { afterEach } from 'vitest'
 import type { Sandbox } from '../../sandbox/index.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { type Running, start } from '../../src/service.ts'
 import { freePort } from '../../src/store/free-port.ts'
+import { dropTestDatabase, type TestDatabase } from './database.ts'
 
 export const ENGINE_SECRET = 'engine-secret-0123456789abcdef'
 
@@ -33,4 +35,30 @@ export async function startEngine(
   })
   const running = await start(config, createLogger({ level: config.logLevel, pretty: false }))
   return { ...running, publicUrl }
+}
+
+/**
+ * What a test of the whole engine starts: each function registers one and returns it. After each test
+ * the engine is stopped, then the sandbox, then the database dropped (the last of each registered).
+ */
+export interface EngineRig {
+  sandbox(sandbox: Sandbox): Sandbox
+  database(database: TestDatabase): TestDatabase
+  engine(engine: Engine): Engine
+}
+
+export function useEngineRig(): EngineRig {
+  let started: { sandbox?: Sandbox; database?: TestDatabase; engine?: Engine } = {}
+  afterEach(async () => {
+    const { sandbox, database, engine } = started
+    started = {}
+    await engine?.stop()
+    await sandbox?.stop()
+    if (database) await dropTestDatabase(database)
+  })
+  return {
+    sandbox: (sandbox) => (started.sandbox = sandbox),
+    database: (database) => (started.database = database),
+    engine: (engine) => (started.engine = engine),
+  }
 }

@@ -2,7 +2,7 @@
 // the log as a change feed: task and note changes (no webhooks) reach the mirror within a short poll
 // while the incremental interval is an hour, and an idle poll costs one request.
 import { sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { compareMirror, describe as describeDifferences } from '../../sandbox/mirror-truth.ts'
 import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-client/index.ts'
@@ -13,22 +13,13 @@ import { tombstone } from '../../src/store/records.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { createActivityFeed } from '../../src/sync/feed/activity-feed.ts'
 import type { RefreshJob } from '../../src/sync/job-queue.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
-import { type Engine, startEngine } from '../support/engine.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { startEngine, useEngineRig } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
 import { differences } from '../support/truth.ts'
 import { logger, sandboxConfig, sweep, sweepDeps } from './support.ts'
 
-let sandbox: Sandbox | undefined
-let engine: Engine | undefined
-let database: TestDatabase | undefined
-
-afterEach(async () => {
-  await engine?.stop()
-  await sandbox?.stop()
-  if (database) await dropTestDatabase(database)
-  engine = sandbox = database = undefined
-})
+const rig = useEngineRig()
 
 const SEED = { people: 20, companies: 8, deals: 6, projects: 4, tasks: 20, protocols: 20, activities: 60 }
 
@@ -73,8 +64,8 @@ describe('crm.activities', () => {
       seed: 4,
       behaviour: { crmRateLimit: null, maxPerpage: 20 },
     })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
     for (let round = 0; round < 8; round++) someChanges(upstream, round)
     const upstreamCount = upstream.control.crm.liveIds('activities').length
@@ -120,8 +111,8 @@ describe('crm.activities', () => {
 
   it('the feed reads newest first and stops at what it has read: an idle poll costs one request', async () => {
     const upstream = await startSandbox({ seedSize: SEED, seed: 6, behaviour: { crmRateLimit: null } })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
     const config = sandboxConfig(upstream)
     const jobs: RefreshJob[] = []
@@ -168,8 +159,8 @@ describe('crm.activities', () => {
 
   it('while the feed answers for them, idle incremental sweeps of the resources it covers read nothing', async () => {
     const upstream = await startSandbox({ seedSize: SEED, seed: 9, behaviour: { crmRateLimit: null } })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
     const deps = sweepDeps(db, sandboxConfig(upstream, { ACTIVITY_POLL_SECONDS: '5' }))
     const covered = { mode: 'incremental' as const, resources: ['crm.people', 'crm.tasks', 'crm.activities'] }
@@ -211,14 +202,16 @@ describe('crm.activities', () => {
 
   it('with the feed on and an hour between sweeps, task and note changes reach the mirror within seconds', async () => {
     const upstream = await startSandbox({ seedSize: SEED, seed: 8, behaviour: { crmRateLimit: null } })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
-    engine = await startEngine(upstream, database.url, {
-      INCREMENTAL_SYNC_INTERVAL: '3600',
-      ACTIVITY_POLL_SECONDS: '1',
-      CRM_RATE_LIMIT: '1000',
-    })
+    rig.engine(
+      await startEngine(upstream, database.url, {
+        INCREMENTAL_SYNC_INTERVAL: '3600',
+        ACTIVITY_POLL_SECONDS: '1',
+        CRM_RATE_LIMIT: '1000',
+      }),
+    )
     const inSync = async () => {
       expect(await differences(db, upstream)).toEqual([])
       return true

@@ -3,7 +3,7 @@
 // after creates, renames and deletes under hostile faults; deletions found by a complete walk (there is
 // no show, count or webhook) and tombstoned, over several batches of text ids.
 import { sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { compareMirror, describe as describeDifferences } from '../../sandbox/mirror-truth.ts'
 import { RejectedRecordError } from '../../src/api-client/errors.ts'
@@ -14,21 +14,12 @@ import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { listUnseenLiveIds } from '../../src/store/unseen-rows.ts'
 import { JOB_SCHEMA } from '../../src/sync/job-queue.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
-import { type Engine, startEngine } from '../support/engine.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { startEngine, useEngineRig } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
 import { sandboxConfig, sweep, sweepDeps } from './support.ts'
 
-let sandbox: Sandbox | undefined
-let engine: Engine | undefined
-let database: TestDatabase | undefined
-
-afterEach(async () => {
-  await engine?.stop()
-  await sandbox?.stop()
-  if (database) await dropTestDatabase(database)
-  engine = sandbox = database = undefined
-})
+const rig = useEngineRig()
 
 const SEED = { people: 20, protocols: 30, attachments: 120 }
 
@@ -126,7 +117,7 @@ describe('crm.attachments', () => {
   })
 
   it('are written, tombstoned and listed by their text ids under the rules of every other table', async () => {
-    database = await createTestDatabase()
+    const database = rig.database(await createTestDatabase())
     const { db } = database
     const before = new Date(Date.now() - 60_000)
     const record = (uuid: string, filename: string, updatedAt: string) => ({
@@ -175,8 +166,8 @@ describe('crm.attachments', () => {
       seed: 3,
       behaviour: { crmRateLimit: null, maxPerpage: 20 },
     })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const [noteId] = upstream.control.crm.liveIds('protocols') as [number]
     const given = Buffer.from('%PDF-1.4 a file given by a client\n'.repeat(100)).toString('base64')
     const created = upstream.control.crm.create('attachments', {
@@ -224,8 +215,8 @@ describe('crm.attachments', () => {
 
   it('a deleted attachment is tombstoned by the next complete walk, over batches of text ids', async () => {
     const upstream = await startSandbox({ seedSize: SEED, seed: 7, behaviour: { crmRateLimit: null } })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
     const deps = sweepDeps(db, sandboxConfig(upstream), { reconcileBatchSize: 7 })
     await sweep(deps, { mode: 'full', resources: ['crm.attachments'] })
@@ -250,14 +241,16 @@ describe('crm.attachments', () => {
 
   it('converges after random creates, renames and deletes under hostile faults, and stores no file', async () => {
     const upstream = await startSandbox({ seedSize: SEED, seed: 5, behaviour: { crmRateLimit: null } })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
-    engine = await startEngine(upstream, database.url, {
-      INCREMENTAL_SYNC_INTERVAL: '10',
-      CRM_RATE_LIMIT: '1000',
-      RESERVATION_RATE_LIMIT: '1000',
-    })
+    const engine = rig.engine(
+      await startEngine(upstream, database.url, {
+        INCREMENTAL_SYNC_INTERVAL: '10',
+        CRM_RATE_LIMIT: '1000',
+        RESERVATION_RATE_LIMIT: '1000',
+      }),
+    )
     await waitFor(inSync(db, upstream), 60_000, 'the first sync of the attachments')
 
     upstream.control.setFaults({ crm: { errorRate: 0.05, throttleRate: 0.05 } })
@@ -292,7 +285,6 @@ describe('crm.attachments', () => {
     }
     await waitFor(inSync(db, upstream), 120_000, 'convergence of the attachments after the changes')
     await engine.stop()
-    engine = undefined
     await expectNoData(db, files)
     // Every attachment deleted that the mirror had is a tombstone; one created and deleted between two
     // sweeps may never have been mirrored, and is no row at all.

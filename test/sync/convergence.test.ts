@@ -14,29 +14,21 @@
 // that only the count shows (on the last page), with their cascades; a full run brings what no
 // incremental run can see: tag changes on every page, deletions of resources without a count, and
 // reservation contacts deleted with their bookings.
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createLogger } from '../../src/log.ts'
 import type { Db } from '../../src/store/database.ts'
 import { type RunView, readRun } from '../../src/store/runs.ts'
 import { startJobQueue } from '../../src/sync/job-queue.ts'
 import { startRun, sweepEnqueuer } from '../../src/sync/runs.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
-import { type Engine, startEngine } from '../support/engine.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { startEngine, useEngineRig } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
 import { differences, type TruthOptions } from '../support/truth.ts'
 
 const INTERVAL_SECONDS = 10
-let sandbox: Sandbox | undefined
-let engine: Engine | undefined
-let database: TestDatabase | undefined
 
-afterEach(async () => {
-  await engine?.stop()
-  await sandbox?.stop()
-  if (database) await dropTestDatabase(database)
-  engine = sandbox = database = undefined
-})
+const rig = useEngineRig()
 
 /** A small deterministic random source, so that a failure can be replayed. */
 function random(seed: number) {
@@ -138,17 +130,19 @@ describe.each(['lean', 'nested', 'api', 'flat'])('HOOK_OBJECT_TYPE=%s', (objectT
       seed: 7,
       behaviour: { crmRateLimit: null, reservationRateLimit: null },
     })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
 
     let started = Date.now()
-    engine = await startEngine(upstream, database.url, {
-      HOOK_OBJECT_TYPE: objectType,
-      INCREMENTAL_SYNC_INTERVAL: String(INTERVAL_SECONDS),
-      RESERVATION_RATE_LIMIT: '1000',
-      CRM_RATE_LIMIT: '1000',
-    })
+    rig.engine(
+      await startEngine(upstream, database.url, {
+        HOOK_OBJECT_TYPE: objectType,
+        INCREMENTAL_SYNC_INTERVAL: String(INTERVAL_SECONDS),
+        RESERVATION_RATE_LIMIT: '1000',
+        CRM_RATE_LIMIT: '1000',
+      }),
+    )
     await waitFor(inSync(db, upstream), 60_000, 'the first sync')
     const first = { ms: Date.now() - started, requests: requests(upstream) }
 
@@ -210,13 +204,15 @@ const SEVERAL_PAGES = {
 /** The sandbox's defaults (the real budget, pages of 250), and an engine that runs no schedule after start. */
 async function startAtSeveralPages() {
   const upstream = await startSandbox({ seedSize: SEVERAL_PAGES, seed: 7 })
-  sandbox = upstream
-  database = await createTestDatabase()
+  rig.sandbox(upstream)
+  const database = rig.database(await createTestDatabase())
   // Incremental runs are slots aligned on the clock: a day's makes the one at start the only one.
-  engine = await startEngine(upstream, database.url, {
-    HOOK_OBJECT_TYPE: 'nested',
-    INCREMENTAL_SYNC_INTERVAL: '86400',
-  })
+  rig.engine(
+    await startEngine(upstream, database.url, {
+      HOOK_OBJECT_TYPE: 'nested',
+      INCREMENTAL_SYNC_INTERVAL: '86400',
+    }),
+  )
   await waitFor(inSync(database.db, upstream), 20_000, 'the first sync')
   return { upstream, db: database.db, url: database.url }
 }

@@ -5,27 +5,22 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { startSandbox } from '../../sandbox/index.ts'
 import { freePort } from '../../src/store/free-port.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
-import { ENGINE_SECRET, type Engine, startEngine } from '../support/engine.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { ENGINE_SECRET, startEngine, useEngineRig } from '../support/engine.ts'
 import { type CliProcess, runCli, waitFor } from '../support/process.ts'
 import { differences } from '../support/truth.ts'
 
-let sandbox: Sandbox | undefined
-let engine: Engine | undefined
-let database: TestDatabase | undefined
+const rig = useEngineRig()
 const children: CliProcess[] = []
 
+// Registered after the rig's, so run before it: the killed engines let go of the database first.
 afterEach(async () => {
   for (const child of children.splice(0)) {
     child.child.kill('SIGKILL')
     await child.exited
   }
-  await engine?.stop()
-  await sandbox?.stop()
-  if (database) await dropTestDatabase(database)
-  engine = sandbox = database = undefined
 })
 
 describe('failures', () => {
@@ -35,13 +30,15 @@ describe('failures', () => {
       seed: 3,
       behaviour: { crmRateLimit: null, reservationRateLimit: null },
     })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
-    engine = await startEngine(upstream, database.url, {
-      INCREMENTAL_SYNC_INTERVAL: '10',
-      CRM_RATE_LIMIT: '1000',
-    })
+    rig.engine(
+      await startEngine(upstream, database.url, {
+        INCREMENTAL_SYNC_INTERVAL: '10',
+        CRM_RATE_LIMIT: '1000',
+      }),
+    )
     const converged = async () => ((await differences(db, upstream)).length === 0 ? true : undefined)
     await waitFor(converged, 60_000, 'the first sync')
 
@@ -68,8 +65,8 @@ describe('failures', () => {
       behaviour: { crmRateLimit: null, reservationRateLimit: null, maxPerpage: 100 },
       faults: { crm: { latencyMs: 100 } },
     })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
     const cwd = await mkdtemp(join(tmpdir(), 'crm-sync-kill-'))
     await chmod(cwd, 0o755)

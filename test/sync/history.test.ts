@@ -3,24 +3,15 @@
 // simulator's state at each instant t noted on the way (live people with their fields and updated_at,
 // and the deleted ones as tombstones), and a full resync rewrites every record without adding a version.
 import { sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import type { Db } from '../../src/store/database.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
-import { type Engine, startEngine } from '../support/engine.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { startEngine, useEngineRig } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
 import { differences } from '../support/truth.ts'
 
-let sandbox: Sandbox | undefined
-let engine: Engine | undefined
-let database: TestDatabase | undefined
-
-afterEach(async () => {
-  await engine?.stop()
-  await sandbox?.stop()
-  if (database) await dropTestDatabase(database)
-  engine = sandbox = database = undefined
-})
+const rig = useEngineRig()
 
 const ADMIN_TOKEN = 'history-admin-token-0123456789'
 
@@ -88,15 +79,17 @@ describe('history.crm_people_as_of', () => {
       seed: 11,
       behaviour: { crmRateLimit: null },
     })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
-    engine = await startEngine(upstream, database.url, {
-      ADMIN_TOKEN,
-      INCREMENTAL_SYNC_INTERVAL: '3600',
-      CRM_RATE_LIMIT: '1000',
-      REFRESH_QUIET_MS: '0',
-    })
+    const engine = rig.engine(
+      await startEngine(upstream, database.url, {
+        ADMIN_TOKEN,
+        INCREMENTAL_SYNC_INTERVAL: '3600',
+        CRM_RATE_LIMIT: '1000',
+        REFRESH_QUIET_MS: '0',
+      }),
+    )
     const inSync = async () => {
       await upstream.control.drainDeliveries()
       expect(await differences(db, upstream, { only: ['crm.people'] })).toEqual([])

@@ -7,24 +7,15 @@
 // walk shows (these lists fit on one page, which shows them whole); member sets by the end of the next
 // full run at the latest.
 import { sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import type { Db } from '../../src/store/database.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
-import { type Engine, startEngine } from '../support/engine.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { startEngine, useEngineRig } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
 import { differences } from '../support/truth.ts'
 
-let sandbox: Sandbox | undefined
-let engine: Engine | undefined
-let database: TestDatabase | undefined
-
-afterEach(async () => {
-  await engine?.stop()
-  await sandbox?.stop()
-  if (database) await dropTestDatabase(database)
-  engine = sandbox = database = undefined
-})
+const rig = useEngineRig()
 
 const INTERVAL_SECONDS = 10
 const ADMIN_TOKEN = 'hostile-admin-token-0123456789'
@@ -220,15 +211,17 @@ describe('the newer tables under hostile faults', () => {
       seed: 21,
       behaviour: { crmRateLimit: null, reservationRateLimit: null },
     })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
-    engine = await startEngine(upstream, database.url, {
-      INCREMENTAL_SYNC_INTERVAL: String(INTERVAL_SECONDS),
-      CRM_RATE_LIMIT: '1000',
-      RESERVATION_RATE_LIMIT: '1000',
-      ADMIN_TOKEN,
-    })
+    const engine = rig.engine(
+      await startEngine(upstream, database.url, {
+        INCREMENTAL_SYNC_INTERVAL: String(INTERVAL_SECONDS),
+        CRM_RATE_LIMIT: '1000',
+        RESERVATION_RATE_LIMIT: '1000',
+        ADMIN_TOKEN,
+      }),
+    )
     const all = { reservation: true, limit: 20 }
     const inSync = (members: boolean) => async () => {
       expect(await differences(db, upstream, { ...all, members })).toEqual([])

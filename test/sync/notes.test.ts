@@ -3,29 +3,20 @@
 // convergence after random changes under hostile faults, and the upstream's silent cascade: the notes
 // of a deleted person, company, deal or project go with it, and the mirror follows without a sweep.
 import { sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { compareMirror, describe as describeDifferences } from '../../sandbox/mirror-truth.ts'
 import { notes, people } from '../../src/resources/index.ts'
 import type { Db } from '../../src/store/database.ts'
 import { liveDependants } from '../../src/store/dependants.ts'
 import { readRun } from '../../src/store/runs.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
-import { type Engine, startEngine } from '../support/engine.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { startEngine, useEngineRig } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
 import { differences } from '../support/truth.ts'
 import { sandboxConfig, sweep, sweepDeps } from './support.ts'
 
-let sandbox: Sandbox | undefined
-let engine: Engine | undefined
-let database: TestDatabase | undefined
-
-afterEach(async () => {
-  await engine?.stop()
-  await sandbox?.stop()
-  if (database) await dropTestDatabase(database)
-  engine = sandbox = database = undefined
-})
+const rig = useEngineRig()
 
 const SEED = { people: 30, companies: 10, deals: 8, projects: 6, tasks: 10, protocols: 80 }
 const LINKS = [
@@ -81,7 +72,7 @@ function random(seed: number) {
 
 describe('crm.notes', () => {
   it('are the dependants of a person through their links: every live note linked to it, whichever place', async () => {
-    database = await createTestDatabase()
+    const database = rig.database(await createTestDatabase())
     const { db } = database
     await sql`
       insert into crm.notes (id, person_id, _deleted_at) values (1, 5, null), (2, 9, null), (3, 5, now()),
@@ -108,8 +99,8 @@ describe('crm.notes', () => {
       seed: 3,
       behaviour: { crmRateLimit: null, maxPerpage: 20 },
     })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const [personId] = upstream.control.crm.liveIds('people') as [number]
     const memo = upstream.control.crm.create('protocols', {
       type: 'ProtocolVoiceMemo',
@@ -150,14 +141,16 @@ describe('crm.notes', () => {
 
   it('converges after random creates, updates, link changes and deletes under hostile faults', async () => {
     const upstream = await startSandbox({ seedSize: SEED, seed: 5, behaviour: { crmRateLimit: null } })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
-    engine = await startEngine(upstream, database.url, {
-      INCREMENTAL_SYNC_INTERVAL: '10',
-      CRM_RATE_LIMIT: '1000',
-      RESERVATION_RATE_LIMIT: '1000',
-    })
+    rig.engine(
+      await startEngine(upstream, database.url, {
+        INCREMENTAL_SYNC_INTERVAL: '10',
+        CRM_RATE_LIMIT: '1000',
+        RESERVATION_RATE_LIMIT: '1000',
+      }),
+    )
     await waitFor(notesInSync(db, upstream), 60_000, 'the first sync of the notes')
 
     upstream.control.setFaults({
@@ -215,8 +208,8 @@ describe('crm.notes', () => {
 
   it('the notes linked to a deleted person or deal follow it into the mirror, without waiting for a sweep', async () => {
     const upstream = await startSandbox({ seedSize: SEED, seed: 9, behaviour: { crmRateLimit: null } })
-    sandbox = upstream
-    database = await createTestDatabase()
+    rig.sandbox(upstream)
+    const database = rig.database(await createTestDatabase())
     const { db } = database
     const crm = upstream.control.crm
     // A person linked second (so not the note's `person_id`), and a deal (notes have no `deal_id`).
@@ -226,7 +219,7 @@ describe('crm.notes', () => {
     const ofDeal = crm.create('protocols', { type: 'ProtocolUserNote', name: 'Angebot', deal_ids: [deal] })
     const unrelated = crm.create('protocols', { name: 'bleibt', person_ids: [first] })
     // An hour between sweeps: after the first, only the cascade can bring the deletions.
-    engine = await startEngine(upstream, database.url, { INCREMENTAL_SYNC_INTERVAL: '3600' })
+    rig.engine(await startEngine(upstream, database.url, { INCREMENTAL_SYNC_INTERVAL: '3600' }))
     await waitFor(
       async () => {
         expect(await differences(db, upstream)).toEqual([])

@@ -2,28 +2,19 @@
 // creates, updates, tag edits and destroys. A tag edit fires its parent's update only in the sandbox's
 // kinder variant (whether the real upstream does is not published), which these tests name.
 import { sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
-import { type Engine, startEngine } from '../support/engine.ts'
+import { describe, expect, it } from 'vitest'
+import { startSandbox } from '../../sandbox/index.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { startEngine, useEngineRig } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
 
-let sandbox: Sandbox | undefined
-let engine: Engine | undefined
-let database: TestDatabase | undefined
-
-afterEach(async () => {
-  await engine?.stop()
-  await sandbox?.stop()
-  if (database) await dropTestDatabase(database)
-  engine = sandbox = database = undefined
-})
+const rig = useEngineRig()
 
 async function setUp(objectType: string) {
   const upstream = await startSandbox({ behaviour: { crmRateLimit: null, childChangesTouchParent: true } })
-  sandbox = upstream
-  database = await createTestDatabase()
-  engine = await startEngine(upstream, database.url, { HOOK_OBJECT_TYPE: objectType })
+  rig.sandbox(upstream)
+  const database = rig.database(await createTestDatabase())
+  rig.engine(await startEngine(upstream, database.url, { HOOK_OBJECT_TYPE: objectType }))
   await waitFor(async () => (upstream.control.crm.hooks().length === 12 ? true : undefined), 10_000, 'hooks')
   return { sandbox: upstream, db: database.db }
 }
@@ -81,7 +72,7 @@ describe.each(['lean', 'nested', 'api', 'flat'])('HOOK_OBJECT_TYPE=%s', (objectT
 describe('silent cascades', () => {
   it('tombstones the tasks of a destroyed person at once, without a full sweep', async () => {
     const upstream = await startSandbox({ behaviour: { crmRateLimit: null } })
-    sandbox = upstream
+    rig.sandbox(upstream)
     const person = upstream.control.crm.create('people', { name: 'Mustermann' })
     const other = upstream.control.crm.create('people', { name: 'Musterfrau' })
     const task = (name: string, attachableId: unknown) =>
@@ -89,9 +80,9 @@ describe('silent cascades', () => {
         .id
     const doomed = [task('call', person.id), task('write', person.id)]
     const kept = task('visit', other.id)
-    database = await createTestDatabase()
+    const database = rig.database(await createTestDatabase())
     const { db } = database
-    engine = await startEngine(upstream, database.url, { HOOK_OBJECT_TYPE: 'lean' })
+    rig.engine(await startEngine(upstream, database.url, { HOOK_OBJECT_TYPE: 'lean' }))
     const liveTasks = async () =>
       (
         await db.selectFrom('crm.tasks').select('id').where('_deleted_at', 'is', null).orderBy('id').execute()
