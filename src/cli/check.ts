@@ -1,6 +1,6 @@
 // `crm-sync check`: whether what the configuration names can be used, one line each: the database
-// (reached, migrated), each upstream's key (one cheap authenticated request), the CRM's hooks for
-// PUBLIC_URL, and whether PUBLIC_URL answers. It changes nothing: no migration, no hook registered.
+// (reached, migrated), the publication and history, each upstream's key (one cheap authenticated
+// request), the CRM's hooks for PUBLIC_URL, and whether PUBLIC_URL answers. It changes nothing: no migration, no hook registered.
 import { sql } from 'kysely'
 import { unsharedBudget } from '../api-client/budget.ts'
 import { createUpstreamClients, createUpstreamMetrics, UpstreamAuthError } from '../api-client/index.ts'
@@ -11,6 +11,7 @@ import { isOwnHook } from '../receiver/registration.ts'
 import { users } from '../resources/crm.ts'
 import { contacts } from '../resources/reservation.ts'
 import type { Db } from '../store/database.ts'
+import { inspectHistory } from '../store/history.ts'
 import { appliedMigrationCount, migrationFileCount } from '../store/migrate.ts'
 import { inspectPublication } from '../store/publication.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
@@ -20,7 +21,7 @@ import { missingDatabase, openExistingDatabase } from './existing-database.ts'
 export type CheckOutcome = 'ok' | 'warn' | 'fail' | 'skip'
 
 export interface CheckLine {
-  check: 'database' | 'publication' | 'crm' | 'reservation' | 'hooks' | 'public-url'
+  check: 'database' | 'publication' | 'history' | 'crm' | 'reservation' | 'hooks' | 'public-url'
   outcome: CheckOutcome
   detail: string
 }
@@ -33,6 +34,8 @@ export const checkCommand: Command = {
 Tests what the configuration names, and says what is wrong in one line each:
   database     reached, and how many of its migrations are applied (without DATABASE_URL, an embedded
                cluster not created yet is a warning: crm-sync start creates it)
+  publication  the logical replication publication of the mirror (MIRROR_PUBLICATION)
+  history      whether every main table's writes make versions in schema history, and its size
   crm          CRM_API_KEY: one authenticated request (the users index, one record)
   reservation  RESERVATION_API_KEY: one authenticated request (the contacts index, one record)
   hooks        the CRM's hooks that point at PUBLIC_URL (with PUBLIC_URL and WEBHOOK_SECRET)
@@ -118,6 +121,12 @@ export async function runChecks(config: Config, db: Db | null, logger: Logger): 
       check: 'publication',
       outcome: state === 'off' ? 'skip' : state === 'skipped' ? 'warn' : 'ok',
       detail,
+    })
+    const history = await inspectHistory(db)
+    lines.push({
+      check: 'history',
+      outcome: history.state === 'current' ? 'ok' : 'warn',
+      detail: history.detail,
     })
   }
   lines.push(

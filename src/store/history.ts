@@ -46,8 +46,9 @@ interface Catalog {
 
 async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
   const mirrors = [...historyMirrors]
+  // The first select's types are the union's: text throughout (a `name` would cut keys at 63 bytes).
   const { rows } = await sql<{ kind: string; relation: string; name: string; detail: string | null }>`
-    select 'column' as kind, n.nspname || '.' || c.relname as relation, a.attname as name,
+    select 'column' as kind, n.nspname || '.' || c.relname as relation, a.attname::text as name,
       format_type(a.atttypid, a.atttypmod) as detail, a.attnum as position
     from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
     where (n.nspname || '.' || c.relname = any(${mirrors}::text[]) or n.nspname = ${HISTORY_SCHEMA})
@@ -116,6 +117,8 @@ interface Plan {
   views: string[]
   functions: string[]
   triggers: string[]
+  /** Main tables whose triggers are missing, disabled or call another function: writes make no version. */
+  untracked: string[]
   comments: string[]
 }
 
@@ -128,6 +131,7 @@ function plan(catalog: Catalog): Plan {
     views: [],
     functions: [],
     triggers: [],
+    untracked: [],
     comments: [],
   }
   for (const mirror of historyMirrors) {
@@ -153,6 +157,7 @@ function plan(catalog: Catalog): Plan {
     for (const [name, { body, create }] of objects.functions)
       if (catalog.functions.get(name) !== body) work.functions.push(create)
     const table = qualified(mirror)
+    const before = work.triggers.length
     for (const [name, create] of objects.triggers) {
       const found = catalog.triggers.get(`${mirror} ${name}`)
       if (found === undefined) work.triggers.push(create)
@@ -161,6 +166,7 @@ function plan(catalog: Catalog): Plan {
       // Disabled by hand (ALTER TABLE ... DISABLE TRIGGER): history would miss writes.
       else if (found.startsWith('D')) work.triggers.push(`alter table ${table} enable trigger ${ident(name)}`)
     }
+    if (work.triggers.length > before) work.untracked.push(mirror)
     for (const [key, { statement, text }] of objects.comments)
       if (catalog.comments.get(key) !== text) work.comments.push(statement)
   }
@@ -185,6 +191,40 @@ export interface HistoryChanges {
   seeded: number
   /** Other statements run: columns, indexes, views, functions, triggers. */
   statements: number
+}
+
+export interface HistoryStatus {
+  state: 'current' | 'pending'
+  /** One line, as `crm-sync check` shows it. */
+  detail: string
+}
+
+/** Whether history is as the next start or migrate would leave it, without changing anything. */
+export async function inspectHistory<DB>(db: Kysely<DB>): Promise<HistoryStatus> {
+  const work = plan(await readCatalog(db))
+  const views = historyMirrors.length
+  if (isEmpty(work)) {
+    const { rows } = await sql<{ versions: number; bytes: number }>`
+      select coalesce(sum(greatest(c.reltuples, 0)), 0)::float8 as versions,
+        coalesce(sum(pg_total_relation_size(c.oid)), 0)::float8 as bytes
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'r'`.execute(db)
+    const { versions = 0, bytes = 0 } = rows[0] ?? {}
+    const size = `about ${Math.round(versions).toLocaleString('en')} versions in ${Math.ceil(bytes / 2 ** 20)} MiB`
+    return { state: 'current', detail: `${views} tables' history kept, ${size}` }
+  }
+  const parts = [
+    work.untracked.length > 0 ? `writes of ${work.untracked.join(', ')} make no version (triggers)` : '',
+    work.tables.length > 0 ? `${work.tables.length} versions tables to create` : '',
+    work.columns.length + work.indexes.length + work.views.length + work.functions.length > 0
+      ? 'columns, indexes, views or functions to change'
+      : '',
+    work.schema || work.comments.length > 0 ? 'comments to write' : '',
+  ].filter(Boolean)
+  return {
+    state: 'pending',
+    detail: `history out of date: ${parts.join('; ')}; the next start or migrate brings it in line`,
+  }
 }
 
 const codeOf = (error: unknown) => (error as { code?: unknown } | null)?.code

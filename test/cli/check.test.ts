@@ -1,5 +1,6 @@
 // `crm-sync check` says in one line each whether the database, both keys, the hooks and PUBLIC_URL
 // work, changing nothing; and a running crm-sync whose key the upstream refuses is not ready.
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { appliedMigrationCount } from '../../src/store/migrate.ts'
@@ -64,6 +65,7 @@ describe('crm-sync check', () => {
     expect(lines.map((line) => line.split(/\s+/).slice(0, 2).join(' '))).toEqual([
       'ok database',
       'ok publication',
+      'ok history',
       'ok crm',
       'ok reservation',
       'ok hooks',
@@ -73,6 +75,7 @@ describe('crm-sync check', () => {
       /database\s+127\.0\.0\.1:\d+\/crm_sync_test_\w+: reached; (\d+) of \1 migrations applied/,
     )
     expect(stdout).toMatch(/publication\s+publication crm_sync_mirror of \d+ tables/)
+    expect(stdout).toMatch(/history\s+15 tables' history kept, about [\d,]+ versions in \d+ MiB/)
     expect(stdout).not.toContain(sandbox.crmApiKey)
   })
 
@@ -88,6 +91,28 @@ describe('crm-sync check', () => {
     const crm = json.checks.find((line) => line.check === 'crm')
     expect(crm?.detail).toMatch(/the key is refused: .*401/)
     expect(stdout).not.toContain('wrong-crm-key')
+  })
+
+  it("warns when a main table's writes make no version, and leaves it so", async () => {
+    await sql`alter table crm.deals disable trigger history_update`.execute(database.db)
+    try {
+      const { code, stdout } = await cli(['check', '--json'], env(), cwd)
+      expect(code, stdout).toBe(0)
+      const history = (JSON.parse(stdout) as CheckJson).checks.find((line) => line.check === 'history')
+      expect(history).toEqual({
+        check: 'history',
+        outcome: 'warn',
+        detail:
+          'history out of date: writes of crm.deals make no version (triggers); the next start or migrate ' +
+          'brings it in line',
+      })
+      const { rows } = await sql<{ enabled: string }>`
+        select tgenabled::text as enabled from pg_trigger
+        where tgrelid = 'crm.deals'::regclass and tgname = 'history_update'`.execute(database.db)
+      expect(rows).toEqual([{ enabled: 'D' }])
+    } finally {
+      await sql`alter table crm.deals enable trigger history_update`.execute(database.db)
+    }
   })
 
   it('checks the keys of a database not migrated yet, and leaves it so', async () => {
