@@ -218,6 +218,9 @@ describe('routine sweeps never block a full one', () => {
     )
     const incrementalId = result.status === 'started' ? result.runId : 0
     await work()
+    // Made way before the end of its walk (6 pages), at the first checkpoint after the request: the
+    // pages under way by then (fetched ahead of the one applied) are read, no more.
+    expect(pages).toBeLessThan(6)
     expect(full).toMatchObject({ status: 'started', waiting: ['crm.people'] })
     const fullId = full?.status === 'started' ? full.runId : 0
     expect((await readRun(database.db, incrementalId))?.resources[0]).toMatchObject({
@@ -227,8 +230,6 @@ describe('routine sweeps never block a full one', () => {
     // The full sweep's job was sent when the incremental one made way; it runs, then hands back.
     expect(await work()).toEqual({ runId: fullId, resource: 'crm.people' })
     expect((await readRun(database.db, fullId))?.status).toBe('succeeded')
-    // Made way after two pages, not six: the walk stopped at the first checkpoint after the request.
-    expect(pages).toBeLessThanOrEqual(2 + 7)
     const afterFull = pages
     // The full sweep began after the incremental one was asked for and read every page since: the
     // incremental one ends without a request of its own.
