@@ -124,11 +124,17 @@ end
 `
 }
 
-/** Of each record the last version begun by then; _valid_from grows with _seq, so it is valid at that time. */
-function asOfBody(versions: string, columns: CatalogColumn[]): string {
+/**
+ * Of each record of the main table the last version begun by then: _valid_from grows with _seq, so it is
+ * the one valid at that time. One backward probe of the index per record, rather than a sort of every
+ * version; the id is the main table's, so that a condition on it finds the one record by its key.
+ */
+function asOfBody(mirror: string, versions: string, columns: CatalogColumn[]): string {
+  const list = columns.map((column) => (column.name === 'id' ? 'm."id"' : `x.${ident(column.name)}`))
   return `
-  select distinct on ("id") ${columns.map((column) => ident(column.name)).join(', ')} from ${versions}
-  where "_valid_from" <= at_time order by "id", "_seq" desc
+  select ${list.join(', ')} from ${qualified(mirror)} m cross join lateral (
+    select v.* from ${versions} v where v."id" = m."id" and v."_valid_from" <= at_time
+    order by v."_seq" desc limit 1) x
 `
 }
 
@@ -176,7 +182,7 @@ export function historyObjects(mirror: string, columns: CatalogColumn[]): Histor
   const write = `${view}_write`
   const asOf = `${view}_as_of`
   const writeText = writeBody(mirror, versions, columns)
-  const asOfText = asOfBody(versions, columns)
+  const asOfText = asOfBody(mirror, versions, columns)
   const definitions = columns.map(
     (column) => `${ident(column.name)} ${column.type}${column.name === 'id' ? ' not null' : ''}`,
   )
