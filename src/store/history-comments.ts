@@ -1,7 +1,11 @@
 // The comments of schema history (./history-sql.ts): the view of each main table's versions and its
 // columns, the versions table, the functions, with the texts of the data dictionary
 // (src/resources/dictionary/history.ts).
-import { HISTORY_COLUMN_TEXTS, historyViewDescription } from '../resources/dictionary/history.ts'
+import {
+  HISTORY_VIEW_COLUMNS,
+  historyColumnText,
+  historyViewDescription,
+} from '../resources/dictionary/history.ts'
 import { mirrorTables } from '../resources/dictionary/index.ts'
 import { ident, literal } from './dictionary-sql.ts'
 
@@ -18,13 +22,12 @@ export function historyComments(mirror: string, target: CommentTarget, columns: 
   const { schema, view, table } = target
   const q = (name: string) => `${ident(schema)}.${ident(name)}`
   const dictionary = mirrorTables.find((entry) => entry.name === mirror)
-  const describe = (column: string) =>
-    HISTORY_COLUMN_TEXTS[column] ?? dictionary?.columns.find((c) => c.name === column)?.description ?? ''
+  const describe = (column: string) => historyColumnText(dictionary, column)
   const found = new Map<string, { statement: string; text: string }>()
   const add = (key: string, object: string, text: string) =>
     found.set(key, { statement: `comment on ${object} is ${literal(text)}`, text })
   if (dictionary) add(`table.${view}`, `view ${q(view)}`, historyViewDescription(dictionary))
-  for (const column of [...columns, '_valid_from', '_valid_to', '_deleted'])
+  for (const column of [...columns, ...HISTORY_VIEW_COLUMNS.map((c) => c.name)])
     add(`column.${view}.${column}`, `column ${q(view)}.${ident(column)}`, describe(column))
   add(
     `table.${table}`,

@@ -21,7 +21,7 @@
 // _raw) makes a version of each row it changes, dated as the row, which replaces the current version at
 // once (that one then covers no instant).
 
-import { HISTORY_SCHEMA } from '../resources/dictionary/history.ts'
+import { HISTORY_SCHEMA, HISTORY_VIEW_COLUMNS } from '../resources/dictionary/history.ts'
 import { hasUpdatedAt, resources } from '../resources/index.ts'
 import { ident } from './dictionary-sql.ts'
 import { historyComments } from './history-comments.ts'
@@ -190,7 +190,7 @@ export function historyObjects(mirror: string, columns: CatalogColumn[]): Histor
     `create trigger ${ident(`history_${event}`)} after ${event} on ${qualified(mirror)} ` +
     `referencing ${transitions} for each statement execute function ${q(HISTORY_SCHEMA, write)}()`
   const columnNames = columns.map((column) => column.name)
-  const viewColumns = [...columnNames, '_valid_from', '_valid_to', '_deleted']
+  const viewColumns = [...columnNames, ...HISTORY_VIEW_COLUMNS.map((column) => column.name)]
   return {
     mirror,
     view,

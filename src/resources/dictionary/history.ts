@@ -41,13 +41,18 @@ export const historyViewDescription = (table: DictionaryTable): string =>
   `Every version of the records of ${table.name} crm-sync wrote (a write that changed a field, _raw or ` +
   `whether the record is deleted), valid from _valid_from to _valid_to. ${table.description}`.trim()
 
-const ADDED: readonly DictionaryColumn[] = (
+/** The columns a history view adds after the main table's, in order. */
+export const HISTORY_VIEW_COLUMNS: readonly DictionaryColumn[] = (
   [
     ['_valid_from', 'timestamptz'],
     ['_valid_to', 'timestamptz'],
     ['_deleted', 'boolean'],
   ] as const
 ).map(([name, type]) => ({ name, type, description: HISTORY_COLUMN_TEXTS[name] ?? '' }))
+
+/** What a column of a history view or versions table means: history's own text, else the dictionary's. */
+export const historyColumnText = (table: DictionaryTable | undefined, column: string): string =>
+  HISTORY_COLUMN_TEXTS[column] ?? table?.columns.find((c) => c.name === column)?.description ?? ''
 
 /** One view per main table, in the order of the resource table. */
 export const historyViews: readonly HistoryView[] = mirrorTables
@@ -57,10 +62,7 @@ export const historyViews: readonly HistoryView[] = mirrorTables
     of: table,
     description: historyViewDescription(table),
     columns: [
-      ...table.columns.map((column) => ({
-        ...column,
-        description: HISTORY_COLUMN_TEXTS[column.name] ?? column.description,
-      })),
-      ...ADDED,
+      ...table.columns.map((column) => ({ ...column, description: historyColumnText(table, column.name) })),
+      ...HISTORY_VIEW_COLUMNS,
     ],
   }))
