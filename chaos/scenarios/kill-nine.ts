@@ -1,7 +1,8 @@
 // kill -9 at random points, ten times, while sweeps page through a large resource and deliveries
-// pour in; the engine is started again after each kill (same port, same database). Afterwards every
-// acknowledged delivery is in the inbox and applied, every interrupted sweep has been taken up and
-// has finished, and the mirror converges to the sandbox's truth.
+// pour in; the engine is started again after each kill (same port, same database). Each kill waits
+// for a sweep to be walking, so that every one lands mid-sweep by construction, not by luck. Afterwards
+// every acknowledged delivery is in the inbox and applied, every interrupted sweep has been taken up
+// and has succeeded, and after one full reconciliation the mirror converges to the sandbox's truth.
 import { sql } from 'kysely'
 import { createRandom } from '../../sandbox/random.ts'
 import type { Db } from '../../src/store/database.ts'
@@ -9,7 +10,8 @@ import { freePort } from '../../src/store/free-port.ts'
 import { waitFor } from '../../test/support/process.ts'
 import { createScratchDatabase } from '../support/database.ts'
 import { describeAudit, sandboxShortfall, settledAudit, startDeliveryLoad } from '../support/deliveries.ts'
-import { CHAOS_ADMIN_TOKEN, engineEnv, errorLines, startEngine } from '../support/engine.ts'
+import { engineEnv, errorLines, startEngine } from '../support/engine.ts'
+import { reconcile, requestFullRun } from '../support/reconcile.ts'
 import {
   type Outcome,
   type Scenario,
@@ -20,18 +22,32 @@ import {
 import { describeTally } from '../support/tally.ts'
 import { livePeople, startChanges, startWorld, waitConverged } from '../support/world.ts'
 
-async function sweepsRunning(db: Db): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
-    select count(*)::int as n from sync.run_resources where status = 'running'`.execute(db)
-  return rows[0]?.n ?? 0
-}
+const LARGE = 'crm.people'
 
-/** Sweeps of runs up to `lastRun` that have not finished. */
-async function unfinishedSweeps(db: Db, lastRun: number): Promise<number> {
+/**
+ * Whether a sweep of the large resource is walking right now: running, with a page saved in the last
+ * second (an interrupted sweep stays `running` until its job's heartbeat expires, so the status alone
+ * does not tell). The small resources' sweeps end within a page or two, too soon to be hit.
+ */
+async function walking(db: Db): Promise<boolean> {
   const { rows } = await sql<{ n: number }>`
     select count(*)::int as n from sync.run_resources
-    where run_id <= ${lastRun} and status in ('queued', 'running')`.execute(db)
-  return rows[0]?.n ?? 0
+    where resource = ${LARGE} and status = 'running' and pages > 0
+      and progress_at > now() - interval '1 second'`.execute(db)
+  return (rows[0]?.n ?? 0) > 0
+}
+
+/** Sweeps of runs up to `lastRun` that have not finished, and those that finished failed. */
+async function sweepOutcomes(db: Db, lastRun: number): Promise<{ unfinished: number; failed: string[] }> {
+  const { rows } = await sql<{ run_id: number; resource: string; status: string; error: string | null }>`
+    select run_id, resource, status, error from sync.run_resources
+    where run_id <= ${lastRun} and status in ('queued', 'running', 'failed')`.execute(db)
+  return {
+    unfinished: rows.filter((row) => row.status !== 'failed').length,
+    failed: rows
+      .filter((row) => row.status === 'failed')
+      .map((row) => `${row.resource} in run ${row.run_id}: ${row.error}`),
+  }
 }
 
 async function lastRunId(db: Db): Promise<number> {
@@ -39,34 +55,26 @@ async function lastRunId(db: Db): Promise<number> {
   return rows[0]?.id ?? 0
 }
 
-/** Asks for a full run of every resource, so that a sweep of every page is under way. */
-async function requestFullRun(url: string): Promise<number> {
-  const response = await fetch(`${url}/admin/resync`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${CHAOS_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ mode: 'full' }),
-  })
-  await response.body?.cancel()
-  return response.status
-}
-
 export const killNine: Scenario = {
   name: 'kill-nine',
   title: 'kill -9 at random points during sweeps and ingest',
   description:
-    'An engine mirrors a sandbox of 1,500 people (pages of 100, 20 ms a request) while 4 senders post ' +
-    "deliveries and the sandbox's users make 3 changes a second. Ten times, at a random moment 1 to 6 s " +
-    'after it is ready (every other time just after asking the admin API for a full run), the engine ' +
-    'is killed with SIGKILL (its whole process group) and started again on the same port and ' +
-    'database. Asserts: no 500; every acknowledged delivery is in `sync.inbox` and ends applied; every ' +
-    'sweep interrupted by a kill is taken up again and finishes; the mirror converges. Recover: the ' +
-    'longest restart (kill to `/readyz` 200). Converge: from the end of the load.',
-  limitSeconds: { full: 360, quick: 180 },
+    'An engine mirrors a sandbox of 3,000 people (pages of 100, 100 ms a request, so that a full sweep ' +
+    "walks for seconds) while 4 senders post deliveries and the sandbox's users make 3 changes a second. " +
+    'Ten times, the admin API is asked for a full run; once a sweep has saved a page (a sweep walking), ' +
+    'and a random 0 to 400 ms later, the engine is killed with SIGKILL (its whole process group) and ' +
+    'started again on the same port and database. Asserts: every kill landed while a sweep walked; no ' +
+    '500; every acknowledged delivery is in `sync.inbox` and ends applied; every sweep interrupted by a ' +
+    'kill is taken up again and succeeds; after the load, a full reconciliation (the one "in sync" ' +
+    "allows for changes that leave `updated_at` alone, as the sandbox's tag changes do) succeeds and " +
+    'the mirror converges. Recover: the longest restart (kill to `/readyz` 200). Converge: from the end ' +
+    'of the load, the reconciliation included.',
+  limitSeconds: { full: 420, quick: 240 },
   async run({ server, quick, scope, log, check, note }: ScenarioContext): Promise<Outcome> {
     const kills = quick ? 3 : 10
     const sandbox = await startWorld(scope, {
       seedSize: {
-        people: quick ? 600 : 1500,
+        people: quick ? 1000 : 3000,
         companies: 60,
         deals: 60,
         projects: 30,
@@ -75,7 +83,7 @@ export const killNine: Scenario = {
         bookings: 60,
       },
       behaviour: { maxPerpage: 100 },
-      latencyMs: 20,
+      latencyMs: 100,
     })
     const database = await createScratchDatabase(server, 'kill-nine', scope)
     const { db } = database
@@ -97,18 +105,25 @@ export const killNine: Scenario = {
     let midSweep = 0
     let midIngest = 0
     for (let kill = 1; kill <= kills; kill++) {
-      if (kill % 2 === 0) {
-        const status = await requestFullRun(url)
-        check(status === 202 || status === 409, `POST /admin/resync answered ${status}`)
-      }
-      await sleep(random.int(1_000, 6_000))
-      const sweeping = await sweepsRunning(db)
+      // A full run sweeps every page: asked for before each kill, or already under way (409).
+      const { status } = await requestFullRun(url)
+      check(status === 202 || status === 409, `POST /admin/resync answered ${status}`)
+      // The kill lands while a sweep walks and deliveries are in flight, by construction.
+      await waitFor(
+        async () => ((await walking(db)) && load.inFlight() > 0 ? true : undefined),
+        60_000,
+        'a sweep walking and deliveries in flight',
+      ).catch(() => undefined)
+      await sleep(random.int(0, 400))
       const posting = load.inFlight()
+      const sweeping = await walking(db)
       const killedAt = Date.now()
       await engine.kill()
-      if (sweeping > 0) midSweep++
+      if (sweeping) midSweep++
       if (posting > 0) midIngest++
-      log(`kill ${kill}/${kills}: ${sweeping} sweeps running, ${posting} deliveries in flight`)
+      log(
+        `kill ${kill}/${kills}: ${sweeping ? 'a sweep walking' : 'no sweep walking'}, ${posting} deliveries in flight`,
+      )
       await engine.restart()
       await engine.ready(60_000)
       restarts.push(secondsSince(killedAt))
@@ -119,18 +134,31 @@ export const killNine: Scenario = {
     await load.stop()
     await changes.stop()
     const stoppedAt = Date.now()
-    log('load stopped; auditing the inbox, the interrupted sweeps and the mirror')
+    log('load stopped; auditing the inbox and the interrupted sweeps, then reconciling')
 
     const audit = await settledAudit(db, load, 120_000)
     const settled = await waitFor(
-      async () => ((await unfinishedSweeps(db, lastRun)) === 0 ? secondsSince(restartedAt) : undefined),
+      async () =>
+        (await sweepOutcomes(db, lastRun)).unfinished === 0 ? secondsSince(restartedAt) : undefined,
       90_000,
       'the interrupted sweeps to finish',
     ).catch(async () => {
-      check(false, `${await unfinishedSweeps(db, lastRun)} sweeps interrupted by a kill never finished`)
+      check(
+        false,
+        `${(await sweepOutcomes(db, lastRun)).unfinished} sweeps interrupted by a kill never finished`,
+      )
       return null
     })
-    const converge = await waitConverged(db, sandbox, 150_000).then(
+    const { failed } = await sweepOutcomes(db, lastRun)
+    check(failed.length === 0, `sweeps that failed after a kill:\n  ${failed.join('\n  ')}`)
+    const reconciliation = await reconcile(url, 150_000).catch((error: Error) => {
+      check(false, `the full reconciliation after the load: ${error.message}`)
+      return null
+    })
+    if (reconciliation) {
+      check(reconciliation.status === 'succeeded', `the full reconciliation ${reconciliation.status}`)
+    }
+    const converge = await waitConverged(db, sandbox, 60_000).then(
       () => secondsSince(stoppedAt),
       (error: Error) => {
         check(false, error.message)
@@ -138,10 +166,19 @@ export const killNine: Scenario = {
       },
     )
     const fromSandbox = await sandboxShortfall(db, sandbox)
-    check(midSweep > 0, 'no kill landed while a sweep was running')
-    note(`${kills} kills: ${midSweep} while a sweep ran, ${midIngest} with deliveries in flight`)
+    check(midSweep === kills, `${kills - midSweep} of ${kills} kills did not land while a sweep walked`)
+    check(midIngest > kills / 2, `only ${midIngest} of ${kills} kills landed with deliveries in flight`)
+    note(`${kills} kills: ${midSweep} while a sweep walked, ${midIngest} with deliveries in flight`)
     note(`restarts (kill to /readyz 200): ${restarts.map((s) => s.toFixed(1)).join(', ')} s`)
-    note(`every interrupted sweep finished ${settled} s after the last restart`)
+    note(`every interrupted sweep finished ${settled} s after the last restart; ${failed.length} failed`)
+    if (reconciliation) {
+      note(
+        `full reconciliation after the load: run ${reconciliation.runId} ${reconciliation.status}` +
+          (reconciliation.repeats
+            ? ` (asked again ${reconciliation.repeats}× while an earlier full run ran)`
+            : ''),
+      )
+    }
     note(`deliveries: ${describeTally(load.tally())}`)
     note(
       `sandbox: ${changes.made()} changes; its deliveries: ${fromSandbox.acknowledged} acknowledged, ${fromSandbox.stored} in the inbox`,

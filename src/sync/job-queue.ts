@@ -41,15 +41,17 @@ export const QUEUES = {
     deadLetter: DEAD_LETTER_QUEUE,
   },
   // One resource of one run (incremental or full sweep). A sweep records its own failure in the run
-  // and completes; a retry happens only when a process died mid-sweep (heartbeat missed), and then
-  // resumes from the run's checkpoint.
+  // and completes; a retry happens only when a process died mid-sweep (heartbeat missed) or the
+  // database went away, and then resumes from the run's checkpoint. A run asked for survives any
+  // number of crashes within an hour (`retryWindowSeconds`), each taken up again within seconds: a
+  // crash is no reason to wait longer before the next attempt.
   sweep: {
     name: 'resource-sweep',
     policy: 'standard',
-    retryLimit: 5,
+    retryLimit: 400,
     retryDelay: 1,
     retryBackoff: true,
-    retryDelayMax: 120,
+    retryDelayMax: 10,
     heartbeatSeconds: 10,
     expireInSeconds: 6 * 3600,
     deadLetter: DEAD_LETTER_QUEUE,
@@ -82,6 +84,19 @@ export const QUEUES = {
     expireInSeconds: 600,
   },
 } as const satisfies Record<string, Queue>
+
+/**
+ * The least time over which a queue retries a job that fails at once every time (a process dying at
+ * its start, a database that stays away): its retry delays, doubled each time up to their maximum.
+ */
+export function retryWindowSeconds(queue: Queue): number {
+  let total = 0
+  for (let retry = 0; retry < (queue.retryLimit ?? 0); retry++) {
+    const delay = (queue.retryDelay ?? 0) * (queue.retryBackoff ? 2 ** retry : 1)
+    total += queue.retryDelayMax ? Math.min(queue.retryDelayMax, delay) : delay
+  }
+  return total
+}
 
 /** Workers beat every 2 s, so a dead process's heartbeat is stale 8 to 10 s after its death. */
 export const HEARTBEAT_REFRESH_SECONDS = 2

@@ -9,6 +9,7 @@ import {
   QUEUES,
   type RefreshJob,
   recordChecks,
+  retryWindowSeconds,
   startJobQueue,
   sweepWorkOptions,
 } from '../../src/sync/job-queue.ts'
@@ -48,6 +49,13 @@ describe('job queue', () => {
     },
     40_000,
   )
+})
+
+describe('sweep retries', () => {
+  it('take a sweep up again after every crash of its process for at least an hour, none later than 10 s', () => {
+    expect(retryWindowSeconds(QUEUES.sweep)).toBeGreaterThanOrEqual(3600)
+    expect(QUEUES.sweep.retryDelayMax).toBeLessThanOrEqual(10)
+  })
 })
 
 describe('sweep slots', () => {
