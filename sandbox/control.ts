@@ -199,9 +199,10 @@ export function createControl(state: SandboxState) {
     drainDeliveries: (): Promise<void> => state.deliveries.drain(),
     pendingDeliveries: (): number => state.deliveries.pending,
     /** Adds `count` records of each resource, generated from the seed number (default: the sandbox's). */
-    seed(options: { count: SeedCount; seed?: number }): void {
+    seed(options: { count: SeedCount; seed?: number; ties?: number }): void {
       seedRecords(store, state.ids, {
         count: options.count,
+        ties: options.ties,
         seed: options.seed ?? state.seed,
         now: nowSeconds(state.clock),
         offsetMinutes: state.offsetMinutes,

@@ -43,6 +43,8 @@ export interface CrmAppOptions {
   apiUserId: number
   maxPerpage(): number
   behaviour(): Behaviour
+  /** The random source that orders ties anew on every request, or undefined: ties by id. */
+  ties(): (() => number) | undefined
   gate: Omit<GateOptions, 'presentedKey'>
 }
 
@@ -81,7 +83,7 @@ export function createCrmApp(options: CrmAppOptions): Hono {
   function listed(c: Context, kind: Kind): Stamped[] {
     if (kind.index) return kind.index(store, parseFilters(c.req.queries()), options.behaviour())
     const order = parseOrder(c.req.query('order'), { hyphenated: false })
-    const rows = sortedRows(kind.rows(store), order, kind.sortName)
+    const rows = sortedRows(kind.rows(store), order, kind.sortName, options.ties())
     const filters = parseFilters(c.req.queries())
     const tagId = idParam(c.req.query('tag_id'))
     // An unknown tag id matches nothing, so it stands for a name no tag has.
@@ -144,7 +146,7 @@ export function createCrmApp(options: CrmAppOptions): Hono {
           return paramMissing(c, kind.searchRequires)
         const query = (name: string) => c.req.query(name)
         const order = parseOrder(c.req.query('order'), { hyphenated: false })
-        const rows = sortedRows(kind.rows(store), order, kind.sortName).filter((row) =>
+        const rows = sortedRows(kind.rows(store), order, kind.sortName, options.ties()).filter((row) =>
           kind.matches(row, query),
         )
         return respondPage(c, kind, rows, true)
@@ -180,7 +182,7 @@ export function createCrmApp(options: CrmAppOptions): Hono {
       const id = Number(c.req.param('id'))
       if (!kind.rows(store).rows.has(id)) return missing(c)
       const order = parseOrder(c.req.query('order'), { hyphenated: false })
-      const rows = sortedRows(store.tasks, order, account.kinds.tasks.sortName)
+      const rows = sortedRows(store.tasks, order, account.kinds.tasks.sortName, options.ties())
       const own = rows.filter((task) => task.attachable_type === type && task.attachable_id === id)
       return respondPage(c, account.kinds.tasks, own)
     })

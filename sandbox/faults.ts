@@ -74,6 +74,13 @@ export const behaviourSchema = z.strictObject({
    * kinder variant a test names.
    */
   activityFilters: z.enum(['ignored', 'honoured']),
+  /**
+   * How an index orders records that tie on its sort key (the same second, the same name). Not shown,
+   * and nothing promises a tie-breaker: the default `shuffled` gives them a new random order on every
+   * request, as `ORDER BY updated_at LIMIT … OFFSET …` may without one, so a tie group that straddles
+   * a page boundary can hide a record from both pages; `by-id` is a kinder variant a test names.
+   */
+  tieOrder: z.enum(['shuffled', 'by-id']),
   /** People the account can hold; creating more answers 507. Null: unlimited. */
   maxPeople: z.number().int().min(0).nullable(),
   deliveryTimeoutMs: z.number().int().positive(),
@@ -91,6 +98,7 @@ export function defaultBehaviour(): Behaviour {
     childChangesTouchParent: false,
     contactDeletion: 'remove',
     activityFilters: 'ignored',
+    tieOrder: 'shuffled',
     maxPeople: null,
     deliveryTimeoutMs: 10_000,
   }

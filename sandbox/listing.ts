@@ -31,12 +31,47 @@ export function parseOrder(raw: string | undefined, options: { hyphenated: boole
 const collator = new Intl.Collator('de', { sensitivity: 'base' })
 const sortCache = new WeakMap<object, { version: number; orders: Map<string, unknown[]> }>()
 
-/** All rows in the order; ties (same second, same name) by id, so pages are stable between calls. */
+/**
+ * All rows in the order. Ties (same second, same name) are by id, so pages are stable between calls,
+ * unless `shuffle` is given: then every call orders each group of ties anew with it (behaviour
+ * `tieOrder`).
+ */
 export function sortedRows<R extends Stamped>(
   from: Collection<R>,
   order: Order,
   name: (row: R) => string,
+  shuffle?: () => number,
 ): R[] {
+  const sorted = sortedById(from, order, name)
+  if (!shuffle) return sorted
+  const { criterion } = order
+  const tied =
+    criterion === 'name'
+      ? (a: R, b: R) => collator.compare(name(a), name(b)) === 0
+      : (a: R, b: R) => a[criterion] === b[criterion]
+  return shuffledTies(sorted, tied, shuffle)
+}
+
+/** A copy of `rows` with each run of neighbours that `tied` calls equal in a random order. */
+export function shuffledTies<R>(
+  rows: readonly R[],
+  tied: (a: R, b: R) => boolean,
+  random: () => number,
+): R[] {
+  const out = [...rows]
+  let start = 0
+  for (let end = 1; end <= out.length; end++) {
+    if (end < out.length && tied(out[start] as R, out[end] as R)) continue
+    for (let i = end - 1; i > start; i--) {
+      const j = start + Math.floor(random() * (i - start + 1))
+      ;[out[i], out[j]] = [out[j] as R, out[i] as R]
+    }
+    start = end
+  }
+  return out
+}
+
+function sortedById<R extends Stamped>(from: Collection<R>, order: Order, name: (row: R) => string): R[] {
   let cached = sortCache.get(from)
   if (!cached || cached.version !== from.version) {
     cached = { version: from.version, orders: new Map() }

@@ -18,6 +18,8 @@ export interface ReservationAppOptions {
   maxPerpage(): number
   /** How the indexes whose paging the document does not show page (tags, webforms). */
   undocumentedPaging(): UndocumentedPaging
+  /** The random source that orders ties anew on every request, or undefined: ties by id. */
+  ties(): (() => number) | undefined
   gate: Omit<GateOptions, 'presentedKey'>
 }
 
@@ -49,7 +51,7 @@ export function createReservationApp(options: ReservationAppOptions): Hono {
     const rows =
       kind.paging === 'undocumented'
         ? [...collection.rows.values()].sort((a, b) => a.id - b.id)
-        : sortedRows(collection, orderOf(c), (row) => kind.sortName(store, row))
+        : sortedRows(collection, orderOf(c), (row) => kind.sortName(store, row), options.ties())
     const query = queryOf(c)
     return kind.listed ? rows.filter((row) => kind.listed?.(row, query)) : rows
   }
@@ -72,9 +74,12 @@ export function createReservationApp(options: ReservationAppOptions): Hono {
       return value ? [[field, value] as const] : []
     })
     if (!wanted.length) return c.json([])
-    const rows = sortedRows(store.contacts, orderOf(c), (row) => contactsKind.sortName(store, row)).filter(
-      (row) => wanted.every(([field, value]) => contains(row[field], value)),
-    )
+    const rows = sortedRows(
+      store.contacts,
+      orderOf(c),
+      (row) => contactsKind.sortName(store, row),
+      options.ties(),
+    ).filter((row) => wanted.every(([field, value]) => contains(row[field], value)))
     return c.json(pageOf(rows, paging(c)).map((row) => contactsKind.serve(view, row, queryOf(c))))
   })
   app.get(`/api/contacts/${ID}/bookings`, (c) => {

@@ -21,6 +21,8 @@ export interface SandboxOptions extends StateOptions {
   reservationApiKey?: string
   /** Records generated at start: of each resource, or per resource (`{ people: 200_000 }`). Default 0. */
   seedSize?: SeedCount
+  /** Adds bulk-edit groups of this many records sharing one `updated_at` (SeedOptions `ties`). */
+  seedTies?: number
 }
 
 export interface Sandbox {
@@ -52,7 +54,7 @@ async function close(server: Server): Promise<void> {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const state = createState(options)
   const control = createControl(state)
-  if (options.seedSize) control.seed({ count: options.seedSize })
+  if (options.seedSize) control.seed({ count: options.seedSize, ties: options.seedTies })
   const crmApiKey = options.crmApiKey ?? 'sandbox-crm-key'
   const reservationApiKey = options.reservationApiKey ?? 'sandbox-reservation-key'
   const { store, clock, behaviour, faults, holder } = state
@@ -65,6 +67,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     counters: () => holder.counters[service],
   })
   const maxPerpage = () => behaviour.maxPerpage
+  const ties = () => (behaviour.tieOrder === 'shuffled' ? state.tieRandom.next : undefined)
 
   const crmApp = createCrmApp({
     account: state.crm,
@@ -74,6 +77,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     apiUserId: state.apiUserId,
     maxPerpage,
     behaviour: () => behaviour,
+    ties,
     gate: gate('crm', crmApiKey),
   })
   const reservationApp = createReservationApp({
@@ -81,6 +85,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     store,
     maxPerpage,
     undocumentedPaging: () => state.undocumentedPaging,
+    ties,
     gate: gate('reservation', reservationApiKey),
   })
   for (const app of [crmApp, reservationApp]) app.route('/__sandbox', controlRoutes(control))

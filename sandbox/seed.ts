@@ -6,8 +6,8 @@ import { createRandom } from './random.ts'
 import { reservationKinds } from './reservation-kinds.ts'
 import { seedCrm } from './seed-crm.ts'
 import { seedReservations } from './seed-reservations.ts'
-import { moments, type SeededResource, type SeedOptions } from './seeding.ts'
-import { insert, type Store } from './store.ts'
+import { DAY, type Generation, moments, type SeededResource, type SeedOptions } from './seeding.ts'
+import { type Collection, changed, insert, type Stamped, type Store } from './store.ts'
 
 export { SEEDED_RESOURCES, type SeedCount, type SeededResource, type SeedOptions } from './seeding.ts'
 
@@ -43,4 +43,35 @@ export function seedRecords(store: Store, ids: Ids, options: SeedOptions): void 
   seedReservations(generation)
   for (const kind of Object.values(crmKinds)) kind.seed?.(generation)
   for (const kind of Object.values(reservationKinds)) kind.seed?.(generation)
+  if (options.ties) seedTieGroups(generation, options.ties)
+}
+
+/** The resources the engine walks by `updated_at`; the activity log keeps its own times. */
+const TIED: readonly SeededResource[] = [
+  'people',
+  'companies',
+  'deals',
+  'projects',
+  'tasks',
+  'protocols',
+  'contacts',
+  'bookings',
+]
+
+/** Bulk edits: groups of `size` records of each resource given one `updated_at` (see SeedOptions). */
+function seedTieGroups(generation: Generation, size: number): void {
+  const { store, random, options } = generation
+  for (const resource of TIED) {
+    const rows = [...(store[resource] as Collection<Stamped>).rows.values()]
+    if (rows.length < 2 * size) continue
+    for (let group = 0; group < Math.max(1, Math.floor(rows.length / (4 * size))); group++) {
+      const at = options.now - random.int(120, 30 * DAY)
+      const eligible = rows.filter((row) => row.created_at <= at)
+      for (let i = 0; i < size && eligible.length > 0; i++) {
+        const [row] = eligible.splice(random.int(0, eligible.length - 1), 1)
+        if (row) row.updated_at = at
+      }
+    }
+    changed(store[resource] as Collection<Stamped>)
+  }
 }

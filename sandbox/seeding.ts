@@ -21,6 +21,12 @@ export interface SeedOptions {
   /** "Now" in seconds: generated timestamps lie before it. */
   now: number
   offsetMinutes: number
+  /**
+   * Size of the bulk-edit groups to add: records of each resource that share one `updated_at`, a
+   * quarter of them in such groups (at least one group where the resource has twice as many records).
+   * Larger than a page, they straddle page boundaries. Default: none beyond the bursts of `moments`.
+   */
+  ties?: number
 }
 
 export const DAY = 86_400

@@ -87,6 +87,8 @@ export function createState(options: StateOptions = {}) {
     undocumentedPaging,
     holder,
     apiRandom: createRandom(seed ^ 0xa91),
+    /** Orders ties anew on every index request (behaviour `tieOrder`). */
+    tieRandom: createRandom(seed ^ 0x71e5),
     /** The user who owns the CRM API key; the next one plays the user of the upstream's UI. */
     apiUserId: users[0] as number,
     uiUserId: users[1] as number,

@@ -191,7 +191,7 @@ describe('CRM index pages', () => {
   })
 
   it('orders by updated_at, created_at and name in both directions, same-second ties by id', async () => {
-    const { crm } = await harness({ seedSize: { people: 200 } })
+    const { crm } = await harness({ seedSize: { people: 200 }, behaviour: { tieOrder: 'by-id' } })
     const all = async (order: string) =>
       (await crm.get('people', { perpage: 500, order })).body.map(
         (w: { person: Record<string, never> }) => w.person,
@@ -214,10 +214,27 @@ describe('CRM index pages', () => {
   })
 
   it('falls back to name-asc for orders it does not know, such as the hyphenated spelling', async () => {
-    const { crm } = await harness({ seedSize: { people: 50 } })
+    const { crm } = await harness({ seedSize: { people: 50 }, behaviour: { tieOrder: 'by-id' } })
     const byName = await crm.get('people', { perpage: 50, order: 'name-asc' })
     expect((await crm.get('people', { perpage: 50, order: 'updated-at-desc' })).body).toEqual(byName.body)
     expect((await crm.get('people', { perpage: 50 })).body).toEqual(byName.body)
+  })
+
+  it('orders same-second ties anew on every request by default, each page keeping its positions', async () => {
+    const { crm } = await harness({ seedSize: { people: 300 }, seedTies: 60 })
+    const page = async (n: number) =>
+      (await crm.get('people', { perpage: 25, page: n, order: 'updated_at-desc' })).body.map(
+        (w: { person: { id: number; updated_at: string } }) => w.person,
+      )
+    const orders = new Set<string>()
+    for (let i = 0; i < 8; i++) {
+      const pages = [...(await page(1)), ...(await page(2)), ...(await page(3)), ...(await page(4))]
+      const stamps = pages.map((p) => p.updated_at)
+      // The timestamps at each position never change; the records within a second do.
+      expect(stamps).toEqual([...stamps].sort().reverse())
+      orders.add(pages.map((p) => p.id).join())
+    }
+    expect(orders.size).toBeGreaterThan(1)
   })
 
   it('renders includes as arrays inside the record, space separated or all', async () => {

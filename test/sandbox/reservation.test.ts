@@ -139,7 +139,10 @@ describe('reservation service', () => {
   })
 
   it('pages (default 50) and orders in both spellings, updated_at-desc and updated-at-desc', async () => {
-    const { reservation } = await harness({ seedSize: { contacts: 120, bookings: 60 } })
+    const { reservation } = await harness({
+      seedSize: { contacts: 120, bookings: 60 },
+      behaviour: { tieOrder: 'by-id' },
+    })
     expect((await reservation.get('contacts')).body).toHaveLength(50)
     expect((await reservation.get('contacts', { page: 3 })).body).toHaveLength(20)
     expect((await reservation.get('bookings', { perpage: 100 })).body).toHaveLength(60)

@@ -18,12 +18,13 @@ import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createLogger } from '../../src/log.ts'
 import type { Db } from '../../src/store/database.ts'
-import { type RunView, readRun } from '../../src/store/runs.ts'
+import { readRun } from '../../src/store/runs.ts'
 import { startJobQueue } from '../../src/sync/job-queue.ts'
 import { startRun, sweepEnqueuer } from '../../src/sync/runs.ts'
 import { createTestDatabase } from '../support/database.ts'
 import { startEngine, useEngineRig } from '../support/engine.ts'
 import { waitFor } from '../support/process.ts'
+import { requestRun } from '../support/runs.ts'
 import { differences, type TruthOptions } from '../support/truth.ts'
 
 const INTERVAL_SECONDS = 10
@@ -91,29 +92,6 @@ const inSync =
  * sign of such a change, short of a full walk.
  */
 const SUB_OBJECTS = /^\S+ \d+: \w+ ".*" != ".*"$/s
-
-/** Asks for a run as `crm-sync resync` would, and waits for it to end. */
-async function requestRun(
-  db: Db,
-  url: string,
-  request: { mode: 'incremental' | 'full'; resources?: string[] },
-  timeoutMs: number,
-): Promise<RunView> {
-  const boss = await startJobQueue(url, createLogger({ level: 'silent' }))
-  const started = await startRun(
-    { db, enqueue: sweepEnqueuer(boss), reservationEnabled: true },
-    { ...request, requestedBy: 'test' },
-  ).finally(() => boss.stop({ graceful: false }))
-  if (started.status !== 'started') throw new Error(`run refused: ${JSON.stringify(started)}`)
-  return waitFor(
-    async () => {
-      const run = await readRun(db, started.runId)
-      return run?.finished_at ? run : undefined
-    },
-    timeoutMs,
-    `the ${request.mode} run ${started.runId} to end`,
-  )
-}
 
 describe.each(['lean', 'nested', 'api', 'flat'])('HOOK_OBJECT_TYPE=%s', (objectType) => {
   it('converges from empty, and again after random changes under hostile faults', async () => {

@@ -33,7 +33,8 @@ beforeEach(async () => {
   // 20 records a page, so that 200 people make 10 pages whatever perpage asks for.
   sandbox = await startSandbox({
     seedSize: { people: 200, companies: 30, deals: 30, projects: 20, tasks: 45 },
-    behaviour: { crmRateLimit: null, maxPerpage: 20 },
+    // Ties by id, as the tests list records newest first; ties.test.ts walks under shuffled ties.
+    behaviour: { crmRateLimit: null, maxPerpage: 20, tieOrder: 'by-id' },
   })
 })
 afterEach(async () => {

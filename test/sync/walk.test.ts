@@ -19,10 +19,10 @@ let sandbox: Sandbox
 
 beforeEach(async () => {
   database = await createTestDatabase()
-  // 20 records a page: 200 people make 10 pages.
+  // 20 records a page: 200 people make 10 pages; ties by id, as `peopleNewestFirst` lists them.
   sandbox = await startSandbox({
     seedSize: { people: 200 },
-    behaviour: { crmRateLimit: null, maxPerpage: 20 },
+    behaviour: { crmRateLimit: null, maxPerpage: 20, tieOrder: 'by-id' },
   })
 })
 afterEach(async () => {

@@ -138,6 +138,17 @@ const walkCheckpoint = z.object({
   nextPage: z.number().int().min(1),
   /** An incremental walk stops after a page entirely older than this; null walks to the end. */
   watermark: z.iso.datetime({ offset: true }).nullable(),
+  /** The group of ties the last page applied ended in, which the next page may go on (ties.ts). */
+  tie: z
+    .object({
+      time: z.number(),
+      startPage: z.number().int().min(1),
+      startIndex: z.number().int().min(0),
+      endPage: z.number().int().min(1),
+      positions: z.number().int().min(1),
+      ids: z.array(z.union([z.number(), z.string()])),
+    })
+    .optional(),
 })
 const reconcileCheckpoint = z.object({
   phase: z.literal('reconcile'),

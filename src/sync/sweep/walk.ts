@@ -12,6 +12,11 @@
 // Without this, each walk of a busy log read back the whole lookback (a page of 250 every 5 s of
 // activity). An entry the log inserts behind what was read (an older time, written late) is the full
 // reconciliation's to find, as for the watermark.
+//
+// A group of records with one `updated_at` that straddles a page boundary may be ordered differently on
+// each request, and a record of it then shows on neither page: such a group is read again until it
+// shows whole (ties.ts). The checkpoint carries the group the last page ended in, so that a resumed
+// walk goes on counting it.
 
 import type { Order, RecordPage } from '../../api-client/index.ts'
 import { paginate } from '../../api-client/paging.ts'
@@ -20,6 +25,7 @@ import { mirroredStates } from '../../store/activity-feed.ts'
 import { upsertRecords } from '../../store/records.ts'
 import { raiseLargestPage } from '../../store/sync-state.ts'
 import type { SweepContext, WalkCheckpoint } from './context.ts'
+import { closeTies, readTieGroup, resumeTies, savedTies, type TieGroup, trackTies } from './ties.ts'
 
 export interface WalkResult {
   /** `end`: the index was read to its last page; `stopped`: the walk reached its watermark. */
@@ -71,6 +77,15 @@ export async function walkPages(
   let previousIds = new Set<RecordId>()
   let newer = 0
   let largestPage = 0
+  const ties = resumeTies(from.tie)
+  /** Reads the groups that straddled a boundary without showing whole, and applies what they hid. */
+  const completeGroups = async (groups: (TieGroup | null)[], checkpoint: WalkCheckpoint) => {
+    for (const group of groups) {
+      if (!order || !group || (watermark !== null && group.time < watermark) || ctx.aborted()) continue
+      const hidden = await readTieGroup(ctx, order, group, largestPage, key)
+      if (hidden) await applier.apply(hidden, checkpoint, { extra: true })
+    }
+  }
   let fetching: Promise<IteratorResult<RecordPage>> | null = pages.next()
   try {
     while (fetching) {
@@ -91,6 +106,11 @@ export async function walkPages(
         ctx.logger.warn({ page: page.page }, 'index pages are not ordered by updated_at; walking every page')
       }
       previous = unseen.at(-1) ?? previous
+      const partial = trackTies(
+        ties,
+        page.page,
+        page.records.map((record, i) => ({ time: times[i] as number, id: key(record) })),
+      )
       newer += watermark === null ? times.length : times.filter((time) => !(time < watermark)).length
       const stop =
         page.page >= lastPage ||
@@ -100,7 +120,10 @@ export async function walkPages(
           (times.every((time) => time < watermark) || (await readBefore(ctx, page))))
       // An aborted job sends no further request; the pages already fetched are still applied.
       if (!stop && !ctx.aborted()) fetching = prefetch(pages)
-      await applier.apply(page, { ...from, nextPage })
+      // The group of ties this page ends in may go on on the next page: a resumed walk takes it up.
+      const checkpoint = savedTies(ties, { ...from, nextPage })
+      await applier.apply(page, checkpoint)
+      await completeGroups(stop ? [...partial, closeTies(ties)] : partial, checkpoint)
       if (stop) {
         await applier.settled()
         await raiseLargestPage(ctx.db, resource.name, largestPage)
@@ -111,6 +134,7 @@ export async function walkPages(
         ctx.checkStop()
       }
     }
+    await completeGroups([closeTies(ties)], { ...from, nextPage, tie: undefined })
     await applier.settled()
     await raiseLargestPage(ctx.db, resource.name, largestPage)
     return { end: 'end', nextPage, newer, largestPage }
@@ -144,7 +168,7 @@ function descending(times: number[], previous: number): boolean {
 
 interface PageApplier {
   /** Resolves once the next page may be given: this one applied, or being applied on a connection. */
-  apply(page: RecordPage, checkpoint: WalkCheckpoint): Promise<void>
+  apply(page: RecordPage, checkpoint: WalkCheckpoint, options?: { extra?: boolean }): Promise<void>
   /**
    * Resolves when every page given has committed and the checkpoint covers the last of them; rejects
    * with the first failure (the checkpoint then covers no page after the one that failed).
@@ -205,14 +229,14 @@ function pageApplier(
     return saved
   }
 
-  async function write(entry: Pending, page: RecordPage): Promise<void> {
+  async function write(entry: Pending, page: RecordPage, extra: boolean): Promise<void> {
     let covered: Pending | undefined
     await ctx.db.transaction().execute(async (trx) => {
       await upsertRecords(trx, ctx.resource, page.records, { source: 'fetch', fetchedAt: page.fetchedAt })
       await save(() => {
         // Decided from the commits known when the save runs.
         covered = coverage(entry)
-        const progress = { records: page.records.length, pages: 1 }
+        const progress = { records: page.records.length, pages: extra ? 0 : 1 }
         return ctx.save(trx, covered ? { ...progress, checkpoint: covered.checkpoint } : progress)
       })
     })
@@ -222,7 +246,7 @@ function pageApplier(
   }
 
   return {
-    async apply(page, checkpoint) {
+    async apply(page, checkpoint, options = {}) {
       check()
       ctx.rejected.push(...page.rejected)
       // Wait for a free connection, for the pages that share a record with this one, and for the
@@ -246,7 +270,7 @@ function pageApplier(
         done: Promise.resolve(),
       }
       pending.push(entry)
-      entry.done = write(entry, page).catch((error: unknown) => {
+      entry.done = write(entry, page, options.extra === true).catch((error: unknown) => {
         failures.push(error)
         throw error
       })

@@ -1,0 +1,195 @@
+// Tie groups at page boundaries: records that share the walk's sort key (`updated_at`, whole seconds)
+// across the end of one page and the start of the next. Nothing promises that the upstream breaks
+// such ties the same way on every request (`ORDER BY updated_at LIMIT … OFFSET …` without a
+// tie-breaker may not), so a record of a group that straddles a boundary can be missing from both
+// pages: after its page ends on the first request and before it starts on the second. Bulk imports and
+// mass edits make groups larger than a page. docs/how-sync-works.md, "Ties at page boundaries".
+//
+// Offset paging still places the group at known positions: every position from its first to its last
+// holds one of its records, whatever their order. A group is seen whole when it showed as many distinct
+// records as it covered positions. When it did not, it is read again: one request whose page holds the
+// group and a neighbour on each side, when a page size up to the walk's own lets a page boundary fall
+// outside it; else the pages around it again, with another page size each round, until the distinct
+// records reach the positions the group covers.
+import type { FetchedRecord, Order, RecordPage } from '../../api-client/index.ts'
+import type { RecordId } from '../../resources/index.ts'
+import type { SweepContext, WalkCheckpoint } from './context.ts'
+
+/** A run of neighbours with one sort key, as the walk met it. */
+export interface TieGroup {
+  time: number
+  /** Page (1-based, as requested) and index of its first record. */
+  startPage: number
+  startIndex: number
+  /** Page of its last record so far. */
+  endPage: number
+  /** Positions it covered across the pages read. */
+  positions: number
+  ids: Set<RecordId>
+}
+
+export interface TieTracker {
+  /** The group the last record read belongs to: it may go on on the next page. */
+  open: TieGroup | null
+}
+
+/**
+ * Feeds a page's records (their times and ids, in page order) to the tracker; returns the groups this
+ * page closed that covered more than one page and showed fewer records than positions.
+ */
+export function trackTies(
+  tracker: TieTracker,
+  page: number,
+  records: readonly { time: number; id: RecordId }[],
+): TieGroup[] {
+  const unseen: TieGroup[] = []
+  records.forEach(({ time, id }, index) => {
+    const open = tracker.open
+    if (open && time === open.time && !Number.isNaN(time)) {
+      open.positions++
+      open.ids.add(id)
+      open.endPage = page
+      return
+    }
+    if (open && isPartial(open)) unseen.push(open)
+    tracker.open = {
+      time,
+      startPage: page,
+      startIndex: index,
+      endPage: page,
+      positions: 1,
+      ids: new Set([id]),
+    }
+  })
+  return unseen
+}
+
+/** The open group, when the walk has ended and it covered more than one page without showing whole. */
+export function closeTies(tracker: TieTracker): TieGroup | null {
+  const open = tracker.open
+  tracker.open = null
+  return open && isPartial(open) ? open : null
+}
+
+/** Across a page boundary, with fewer distinct records than positions. */
+const isPartial = (group: TieGroup) => group.endPage > group.startPage && group.ids.size < group.positions
+
+// A group's ids travel in the checkpoint up to this many; a larger group makes the walk resume at the
+// page where it began instead (one more request per resume).
+const SAVED_IDS = 1000
+
+/**
+ * The checkpoint after a page: with the group of ties the page ended in, which the next page may go
+ * on; or, for a group too large to carry, pointing back to the page where it began.
+ */
+export function savedTies(tracker: TieTracker, checkpoint: WalkCheckpoint): WalkCheckpoint {
+  const open = tracker.open
+  if (!open) return { ...checkpoint, tie: undefined }
+  if (open.ids.size > SAVED_IDS) return { ...checkpoint, nextPage: open.startPage, tie: undefined }
+  return { ...checkpoint, tie: { ...open, ids: [...open.ids] } }
+}
+
+/** The tracker of a walk resumed at a checkpoint (a fresh one without a saved group). */
+export function resumeTies(saved: WalkCheckpoint['tie']): TieTracker {
+  return { open: saved ? { ...saved, ids: new Set(saved.ids) } : null }
+}
+
+/** A page request: `perPage` records from `(page - 1) * perPage`. */
+export interface PageRequest {
+  page: number
+  perPage: number
+}
+
+/**
+ * One request whose page holds positions `first` to `last` (0-based, both included): the smallest page
+ * size up to `maxSize` with no page boundary between them. Null when none has.
+ */
+export function windowFor(first: number, last: number, maxSize: number): PageRequest | null {
+  for (let size = last - first + 1; size <= maxSize; size++) {
+    if (Math.floor(first / size) === Math.floor(last / size)) {
+      return { page: Math.floor(first / size) + 1, perPage: size }
+    }
+  }
+  return null
+}
+
+/** The pages of `size` that cover positions `first` to `last`. */
+export function pagesCovering(first: number, last: number, size: number): PageRequest[] {
+  const pages: PageRequest[] = []
+  for (let page = Math.floor(first / size) + 1; (page - 1) * size <= last; page++) {
+    pages.push({ page, perPage: size })
+  }
+  return pages
+}
+
+// Rounds of re-reading one group before the walk goes on without it (a warning says so). With a new
+// random order on every request, a record hides from a round with a chance of a quarter at most.
+const TIE_ROUNDS = 12
+
+/**
+ * Reads a group of ties that straddled a page boundary again until it shows whole (ties.ts): its
+ * records the walk did not see, as a page to apply, or null when there are none.
+ */
+export async function readTieGroup(
+  ctx: SweepContext,
+  order: Order,
+  group: TieGroup,
+  pageSize: number,
+  key: (record: Record<string, unknown>) => RecordId,
+): Promise<RecordPage | null> {
+  const isTied = (record: FetchedRecord | undefined) =>
+    record !== undefined && Date.parse(record.updated_at ?? '') === group.time
+  const found = new Map<RecordId, FetchedRecord>()
+  const margin = Math.max(1, Math.ceil(pageSize / 4))
+  // Its positions, with a neighbour on each side: a page that shows both neighbours holds it whole.
+  const at = (group.startPage - 1) * pageSize + group.startIndex
+  let first = Math.max(0, at - 1)
+  let last = at + group.positions
+  let positions = group.positions
+  let fetchedAt: Date | undefined
+  let requests = 0
+  for (let round = 0; round < TIE_ROUNDS && found.size < positions && !ctx.aborted(); round++) {
+    const whole = windowFor(first, last, pageSize)
+    // Without one page that holds it, the pages around it, their boundaries elsewhere each round.
+    const asked = whole ? [whole] : pagesCovering(first, last, Math.max(1, pageSize - round))
+    const answers: RecordPage[] = []
+    for (const request of asked) {
+      answers.push(await ctx.reader.index(ctx.resource, { ...request, order }))
+      requests++
+    }
+    fetchedAt ??= answers[0]?.fetchedAt
+    const records = answers.flatMap((answer) => answer.records)
+    const tied = records.filter(isTied)
+    for (const record of tied) found.set(key(record), record)
+    const firstAsked = asked[0] as PageRequest
+    const lastAsked = asked.at(-1) as PageRequest
+    // The group goes on beyond what was read (records changed meanwhile and moved it): read wider.
+    const openAbove = (firstAsked.page - 1) * firstAsked.perPage > 0 && isTied(records[0])
+    const openBelow = (answers.at(-1)?.size ?? 0) >= lastAsked.perPage && isTied(records.at(-1))
+    if (openAbove) first = Math.max(0, first - margin)
+    if (openBelow) last += margin
+    if (openAbove || openBelow) continue
+    positions = whole ? found.size : tied.length
+  }
+  const hidden = [...found.values()].filter((record) => !group.ids.has(key(record)))
+  const fields = {
+    updatedAt: new Date(group.time).toISOString(),
+    positions,
+    seen: group.ids.size,
+    hidden: hidden.length,
+    requests,
+  }
+  if (found.size < positions) {
+    ctx.logger.warn(
+      fields,
+      'a group of records with one updated_at did not show whole when read again; the walk goes on without the rest',
+    )
+  } else {
+    ctx.logger.debug(
+      fields,
+      'a group of records with one updated_at across a page boundary, read whole again',
+    )
+  }
+  if (hidden.length === 0 || !fetchedAt) return null
+  return { page: group.startPage, size: hidden.length, records: hidden, rejected: [], fetchedAt }
+}
