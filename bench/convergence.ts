@@ -66,6 +66,8 @@ const OPTIONS = {
   deadline: 'seconds to wait for convergence after the last change (default 600; 60 with --quick)',
   'first-deadline': 'seconds to wait for the first sync (default the larger of 300 and 20 x scale)',
   seed: 'seed of the data, the fault decisions and the changes; the same number replays a run (default 1)',
+  ties: "bulk edits: groups of this many records per resource sharing one updated_at, a quarter of each (default 0: only the seed's own bursts)",
+  'tie-order': 'how the sandbox orders ties: shuffled (anew on every request, its default) or by-id',
 } as const
 
 const FAULT_MODES = new Map([
@@ -84,6 +86,8 @@ interface Settings {
   deadline: number
   firstDeadline: number
   seed: number
+  ties: number
+  tieOrder: 'shuffled' | 'by-id'
 }
 
 function positive(options: Readonly<Record<string, string>>, name: string, fallback: number): number {
@@ -124,7 +128,14 @@ function settingsOf(ctx: Context): Settings {
     deadline: positive(options, 'deadline', quick ? 60 : 600),
     firstDeadline: positive(options, 'first-deadline', Math.max(300, 20 * scale)),
     seed: Math.round(positive(options, 'seed', 1)),
+    ties: options.ties === undefined || options.ties === '0' ? 0 : Math.round(positive(options, 'ties', 0)),
+    tieOrder: tieOrderOf(options['tie-order']),
   }
+}
+
+function tieOrderOf(given: string | undefined): 'shuffled' | 'by-id' {
+  if (given === undefined || given === 'shuffled' || given === 'by-id') return given ?? 'shuffled'
+  throw new Error(`convergence.tie-order: expected shuffled or by-id, got ${given}`)
 }
 
 /** The engine's default budget and page sizes (what `crm-sync start` runs with when nothing is set). */
@@ -667,7 +678,13 @@ async function measure(ctx: Context, settings: Settings, objectType: ObjectType,
   const sandbox = await startSandbox({
     seedSize: settings.sizes as SeedCount,
     seed: settings.seed,
-    behaviour: { crmRateLimit: CRM_BUDGET, reservationRateLimit: reservationBudget, maxPerpage: PAGE_SIZE },
+    ...(settings.ties ? { seedTies: settings.ties } : {}),
+    behaviour: {
+      crmRateLimit: CRM_BUDGET,
+      reservationRateLimit: reservationBudget,
+      maxPerpage: PAGE_SIZE,
+      tieOrder: settings.tieOrder,
+    },
     ...(hostile ? { faults: HOSTILE } : {}),
   })
   const database = await createBenchDatabase(ctx.server, `convergence_${objectType}`)
@@ -951,6 +968,7 @@ async function run(ctx: Context) {
         'mirror = sandbox (live ids, updated_at, fields, tags, deletions tombstoned), no delivery pending or in the inbox; compared every second',
       deadline: `${settings.deadline} s after the last change (first sync ${settings.firstDeadline} s)`,
       seed: settings.seed,
+      ties: `${settings.ties ? `bulk edits of ${settings.ties} records sharing one updated_at` : "the seed's own bursts only"}; ties ordered ${settings.tieOrder === 'shuffled' ? 'anew on every request' : 'by id'}`,
     },
     figures,
     details,
