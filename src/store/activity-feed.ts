@@ -6,9 +6,14 @@ import { hasUpdatedAt, type Resource } from '../resources/index.ts'
 import type { Db } from './database.ts'
 
 export interface FeedCursor {
-  /** The newest activity read (null: the feed has never polled). */
+  /** The newest activity read (null: none, the log was empty or the feed has never polled). */
   newestId: number | null
   newestCreatedAt: Date | null
+}
+
+export interface LeasedCursor extends FeedCursor {
+  /** When a poll last moved the cursor (null: never, the next poll is the first). */
+  polledAt: Date | null
 }
 
 /**
@@ -20,19 +25,24 @@ export async function takeFeedLease(
   feed: string,
   owner: string,
   leaseMs: number,
-): Promise<FeedCursor | null> {
-  const result = await sql<{ newest_id: string | number | null; newest_created_at: Date | null }>`
+): Promise<LeasedCursor | null> {
+  const result = await sql<{
+    newest_id: string | number | null
+    newest_created_at: Date | null
+    polled_at: Date | null
+  }>`
     insert into sync.activity_feed as f (feed, lease_owner, lease_until)
     values (${feed}, ${owner}, now() + make_interval(secs => ${leaseMs / 1000}))
     on conflict (feed) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until
     where f.lease_owner = excluded.lease_owner or f.lease_until is null or f.lease_until < now()
-    returning newest_id, newest_created_at
+    returning newest_id, newest_created_at, polled_at
   `.execute(db)
   const row = result.rows[0]
   if (!row) return null
   return {
     newestId: row.newest_id === null ? null : Number(row.newest_id),
     newestCreatedAt: row.newest_created_at,
+    polledAt: row.polled_at,
   }
 }
 

@@ -9,7 +9,7 @@ import { readRefreshBacklog } from '../store/refresh-backlog.ts'
 import { createDeadLetterHandler } from './dead-letter.ts'
 import type { AppliedDelivery } from './delivery/apply.ts'
 import { DELIVERY_KIND, startDeliveryWorker } from './delivery/worker.ts'
-import { startActivityFeed } from './feed/activity-feed.ts'
+import { startActivityFeed } from './feed/feed-loop.ts'
 import {
   deferRefresh,
   enqueueRefresh,
@@ -24,7 +24,7 @@ import type { SyncObserver } from './observer.ts'
 import { createCatchUp } from './refresh/catch-up.ts'
 import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './refresh/handler.ts'
 import { startRetention } from './retention.ts'
-import { sweepEnqueuer } from './runs.ts'
+import { startRun, sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
 import { sweepDepsFrom } from './sweep/context.ts'
 import { createSweepHandler } from './sweep/handler.ts'
@@ -184,6 +184,15 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
           pollSeconds: config.activityPollSeconds,
           queueRefresh: (trx, job) => enqueueRefresh(boss, trx, job, config.refreshCoalesceSeconds),
           onApplied: (resource, records) => applied?.(resource, 'fetch', records),
+          // A gap in what the feed read: incremental sweeps of what it covers find the changes now.
+          onGap: async (resources) => {
+            const result = await startRun(
+              { db, enqueue, reservationEnabled: config.reservation !== null },
+              { mode: 'incremental', resources, requestedBy: 'activity-feed', whenBusy: 'skip' },
+            )
+            if (result.status === 'started')
+              logger.info({ runId: result.runId }, 'run started after a feed gap')
+          },
         })
       : null
   return {

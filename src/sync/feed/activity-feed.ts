@@ -15,6 +15,7 @@
 // cursor moves on anyway and the gap is logged; the sweeps and reconciliation stay the safety net, as
 // they do for what the log does not name (silent cascades) or names under an unknown attachable type.
 import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import type { Kysely } from 'kysely'
 import type { FetchedRecord, Order, ResourceReader } from '../../api-client/index.ts'
 import type { Logger } from '../../log.ts'
@@ -36,6 +37,12 @@ import type { RefreshJob } from '../job-queue.ts'
 
 export const FEED_NAME = 'crm.activities'
 const MAX_PAGES = 20
+// The holder renews its lease every KEEP_SECONDS, polling or not, and the other replicas try to take
+// it as often: a holder that dies (kill -9) is replaced within LEASE_SECONDS + KEEP_SECONDS, and the
+// new holder polls at once. A holder cut off from the database for longer lets it go; its poll then
+// ends in LeaseLost and writes nothing.
+const LEASE_SECONDS = 6
+export const KEEP_SECONDS = 2
 const NEWEST_FIRST: Order = { field: 'created_at', direction: 'desc' }
 
 /** The resources whose every create, update and destroy the log names. */
@@ -68,7 +75,14 @@ export interface ActivityFeedDeps {
   onPolled?(result: PollResult): void
   /** Activities written to crm.activities. */
   onApplied?(resource: string, records: number): void
+  /**
+   * The poll did not read back to the activity it read before (more than `maxPages` of new ones): the
+   * changes in between are the sweeps' of these resources to find, now.
+   */
+  onGap?(resources: readonly string[]): Promise<void>
   maxPages?: number
+  /** Default LEASE_SECONDS; tests shorten it. */
+  leaseSeconds?: number
 }
 
 export interface PollResult {
@@ -78,6 +92,8 @@ export interface PollResult {
   /** Activities newer than the cursor. */
   activities: number
   refreshes: number
+  /** Activities naming a type the feed does not know (`attachable_type`), left to the sweeps. */
+  unknown: number
   /** The newest activity read before was not reached within the page limit. */
   gap: boolean
 }
@@ -85,6 +101,10 @@ export interface PollResult {
 export interface ActivityFeed {
   /** Reads the log once, if this replica holds (or takes) the feed's lease. */
   pollOnce(): Promise<PollResult>
+  /** Renews the lease, or takes it when it has lapsed; true while this replica holds it. */
+  keep(): Promise<boolean>
+  /** Who holds the lease when this replica does: host, process id and a random part. */
+  owner: string
   /** Lets the lease go. */
   release(): Promise<void>
 }
@@ -101,13 +121,21 @@ interface Change {
 
 const timeOf = (record: FetchedRecord) => Date.parse(String(record.created_at ?? ''))
 
-/** The newest activity of each record the activities name. */
-function changesOf(fresh: readonly { record: FetchedRecord; askedAt: Date }[]): Change[] {
+/** The newest activity of each record the activities name; `unknown` counts the types it does not know. */
+function changesOf(
+  fresh: readonly { record: FetchedRecord; askedAt: Date }[],
+  unknown: Map<string, number>,
+): Change[] {
   const changes = new Map<string, Change>()
   for (const { record, askedAt } of fresh) {
     const resource = resourceOfAttachable(record.attachable_type)
     const id = Number(record.attachable_id)
-    if (!resource || !Number.isSafeInteger(id) || id <= 0) continue
+    if (!resource) {
+      const type = String(record.attachable_type)
+      unknown.set(type, (unknown.get(type) ?? 0) + 1)
+      continue
+    }
+    if (!Number.isSafeInteger(id) || id <= 0) continue
     const key = `${resource.name}:${id}`
     const createdAt = timeOf(record)
     const known = changes.get(key)
@@ -142,12 +170,14 @@ async function unanswered(db: Db, changes: Change[]): Promise<Change[]> {
 
 export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
   const { db, reader, logger } = deps
-  const owner = randomUUID()
-  const leaseMs = (3 * deps.pollSeconds + 10) * 1000
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  const leaseMs = (deps.leaseSeconds ?? LEASE_SECONDS) * 1000
   const maxPages = deps.maxPages ?? MAX_PAGES
+  // Unknown types warned about by this process: each once.
+  const warnedTypes = new Set<string>()
 
   async function pollOnce(): Promise<PollResult> {
-    const idle = { requests: 0, activities: 0, refreshes: 0, gap: false }
+    const idle = { requests: 0, activities: 0, refreshes: 0, unknown: 0, gap: false }
     const cursor = await takeFeedLease(db, FEED_NAME, owner, leaseMs)
     if (!cursor) return { status: 'standby', ...idle }
     const floor = cursor.newestCreatedAt ? cursor.newestCreatedAt.getTime() - 1000 : null
@@ -155,7 +185,9 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
     const fresh = new Map<number, { record: FetchedRecord; askedAt: Date }>()
     let requests = 0
     let previous = ''
-    let reached = cursor.newestId === null
+    // The first poll only sets the cursor. After it, a log that was empty makes every activity new.
+    const first = cursor.polledAt === null
+    let reached = first
     let firstFetchedAt: Date | null = null
     for (let page = 1; page <= maxPages; page++) {
       const answer = await reader.index(activities, { page, order: NEWEST_FIRST, filter })
@@ -173,7 +205,7 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
         if ((cursor.newestId === null || id > cursor.newestId) && !fresh.has(id))
           fresh.set(id, { record, askedAt: answer.fetchedAt })
       }
-      if (cursor.newestId === null) break
+      if (first) break
       const times = answer.records.map(timeOf)
       if (
         ids.some((id) => id <= (cursor.newestId as number)) ||
@@ -184,8 +216,16 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
       }
     }
     const records = [...fresh.values()]
-    // The first poll only sets the cursor.
-    const changes = cursor.newestId === null ? [] : await unanswered(db, changesOf(records))
+    const unknown = new Map<string, number>()
+    const changes = first ? [] : await unanswered(db, changesOf(records, unknown))
+    for (const [type, count] of unknown) {
+      if (warnedTypes.has(type)) continue
+      warnedTypes.add(type)
+      logger.warn(
+        { attachableType: type, activities: count },
+        'activity feed: activities of a type it does not know; the sweeps find their changes (logged once a type)',
+      )
+    }
     let newest = { newestId: cursor.newestId, newestCreatedAt: cursor.newestCreatedAt }
     for (const { record } of records) {
       const id = Number(record.id)
@@ -198,7 +238,7 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
     if (!reached) {
       logger.warn(
         { pages: maxPages, activities: records.length },
-        'activity feed: the newest activity read before is not within the page limit; the sweeps find the rest',
+        'activity feed: the newest activity read before is not within the page limit; an incremental run of the resources it covers finds the rest',
       )
     }
     try {
@@ -220,7 +260,7 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
             askedAt: at,
           })
         }
-        const gap = !reached || cursor.newestId === null
+        const gap = !reached || first
         if (!(await advanceFeed(trx, FEED_NAME, owner, newest, { gap }))) throw new LeaseLost()
       })
     } catch (error) {
@@ -230,43 +270,21 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
     if (records.length) deps.onApplied?.(activities.name, records.length)
     if (changes.length)
       logger.debug({ activities: records.length, refreshes: changes.length }, 'activity feed')
+    if (!reached) await deps.onGap?.([...FEED_COVERS])
     return {
       status: 'polled',
       requests,
       activities: records.length,
       refreshes: changes.length,
+      unknown: [...unknown.values()].reduce((sum, count) => sum + count, 0),
       gap: !reached,
     }
   }
 
-  return { pollOnce, release: () => releaseFeed(db, FEED_NAME, owner) }
-}
-
-/** Polls at once and then `pollSeconds` after each poll ends, until stopped. */
-export function startActivityFeed(deps: ActivityFeedDeps): { stop(): Promise<void> } {
-  const feed = createActivityFeed(deps)
-  let stopped = false
-  let timer: NodeJS.Timeout | undefined
-  let running: Promise<void> = Promise.resolve()
-  const tick = () => {
-    running = (async () => {
-      try {
-        // Not `onPolled?.(await pollOnce())`: an optional call skips its arguments when absent.
-        const result = await feed.pollOnce()
-        deps.onPolled?.(result)
-      } catch (error) {
-        deps.logger.warn({ err: error }, 'activity feed: poll failed; the next one tries again')
-      }
-      if (!stopped) timer = setTimeout(tick, deps.pollSeconds * 1000).unref()
-    })()
-  }
-  tick()
   return {
-    async stop() {
-      stopped = true
-      clearTimeout(timer)
-      await running
-      await feed.release().catch(() => {})
-    },
+    pollOnce,
+    owner,
+    keep: async () => (await takeFeedLease(db, FEED_NAME, owner, leaseMs)) !== null,
+    release: () => releaseFeed(db, FEED_NAME, owner),
   }
 }
