@@ -95,7 +95,8 @@ export function markdownReport(reports: ScenarioReport[], info: RunInfo): string
   const passed = reports.every((report) => report.failures.length === 0)
   return `# Fault suite (\`npm run chaos\`)
 
-An opt-in suite that breaks what crm-sync depends on while it works, and checks the two promises of
+A suite that breaks what crm-sync depends on while it works (CI runs it after the tests, and fails
+when it fails: \`.ci/run\`), and checks the two promises of
 DESIGN.md that matter most when things go wrong: **a delivery answered 2xx is never lost** (its row
 is in \`sync.inbox\` and is applied), and **the receiver never answers 500** (a database that is down
 or slow gets 503, so the CRM retries). After each fault the mirror must converge to the simulator's
@@ -110,7 +111,7 @@ stopped nor slowed; each scenario works in a scratch database (\`crm_sync_chaos_
 ## How to run
 
 \`\`\`sh
-npm run chaos                                 # every scenario (8 to 10 minutes on 2 cores); writes this file
+npm run chaos                                 # every scenario (7 to 9 minutes on 2 cores); writes this file
 npm run chaos -- --quick                      # shorter faults, smaller data: a smoke run (this file untouched)
 npm run chaos -- --only kill-nine             # one scenario (or several: --only a,b); this file untouched
 npm run chaos -- --only kill-nine --write     # ... and write this file anyway
