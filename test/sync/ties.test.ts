@@ -29,7 +29,7 @@ describe('tie groups at page boundaries', () => {
     {
       why: 'a group across a boundary that showed a record twice and one not at all',
       pages: [page([9, 8, 7, 7], 1), [...page([7], 4), ...page([7, 6, 5], 10)]],
-      partial: [{ time: 7, startPage: 1, startIndex: 2, endPage: 2, positions: 4 }],
+      partial: [{ time: 7, startPage: 1, startIndex: 2, endPage: 2, positions: 4, pageSize: 4 }],
     },
     {
       why: 'a group within one page, whatever repeats (one answer is one order)',
@@ -39,11 +39,16 @@ describe('tie groups at page boundaries', () => {
     {
       why: 'a group over three pages, missing one record',
       pages: [page([9, 9, 7, 7], 1), page([7, 7, 7, 7], 5), [...page([7], 5), ...page([4, 3, 2], 20)]],
-      partial: [{ time: 7, startPage: 1, startIndex: 2, endPage: 3, positions: 7 }],
+      partial: [{ time: 7, startPage: 1, startIndex: 2, endPage: 3, positions: 7, pageSize: 4 }],
+    },
+    {
+      why: 'records without a time (an unordered walk, a bad record): no group',
+      pages: [page([9, Number.NaN, Number.NaN, Number.NaN], 1), page([Number.NaN, Number.NaN, 3, 2], 5)],
+      partial: [],
     },
   ])('$why', ({ pages, partial }) => {
     const tracker: TieTracker = { open: null }
-    const found = pages.flatMap((records, i) => trackTies(tracker, i + 1, records))
+    const found = pages.flatMap((records, i) => trackTies(tracker, i + 1, 4, records))
     expect(found.map(({ ids: _, ...group }) => group)).toEqual(partial)
   })
 
@@ -63,14 +68,19 @@ describe('tie groups at page boundaries', () => {
   it('travel in the checkpoint, or point it back to their first page when too large to carry', () => {
     const at = { phase: 'walk' as const, nextPage: 7, watermark: null }
     const small: TieTracker = { open: null }
-    trackTies(small, 6, page([9, 8, 8], 1))
+    trackTies(small, 6, 3, page([9, 8, 8], 1))
     const saved = savedTies(small, at)
-    expect(saved).toMatchObject({ nextPage: 7, tie: { time: 8, startPage: 6, positions: 2, ids: [2, 3] } })
+    expect(saved).toMatchObject({
+      nextPage: 7,
+      tie: { time: 8, startPage: 6, positions: 2, ids: [2, 3], pageSize: 3 },
+    })
     // A resumed walk goes on counting it: one more record of it, then the group ends.
     const resumed = resumeTies(JSON.parse(JSON.stringify(saved)).tie)
-    expect(trackTies(resumed, 7, [...page([8], 2), ...page([5], 9)])).toMatchObject([{ positions: 3 }])
+    expect(trackTies(resumed, 7, 3, [...page([8], 2), ...page([5], 9)])).toMatchObject([
+      { positions: 3, pageSize: 3 },
+    ])
     const large: TieTracker = { open: null }
-    trackTies(large, 3, page(Array(1001).fill(4), 1))
+    trackTies(large, 3, 1001, page(Array(1001).fill(4), 1))
     expect(savedTies(large, at)).toEqual({ ...at, nextPage: 3, tie: undefined })
   })
 

@@ -168,6 +168,15 @@ async function unanswered(db: Db, changes: Change[]): Promise<Change[]> {
   return wanted
 }
 
+/** Hands a gap to the sweeps; the cursor has moved past it, so a failure is logged, not retried. */
+async function handOver(deps: ActivityFeedDeps): Promise<void> {
+  try {
+    await deps.onGap?.([...FEED_COVERS])
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'activity feed: no run started after a gap; the next one finds it')
+  }
+}
+
 export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
   const { db, reader, logger } = deps
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
@@ -270,7 +279,7 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
     if (records.length) deps.onApplied?.(activities.name, records.length)
     if (changes.length)
       logger.debug({ activities: records.length, refreshes: changes.length }, 'activity feed')
-    if (!reached) await deps.onGap?.([...FEED_COVERS])
+    if (!reached) await handOver(deps)
     return {
       status: 'polled',
       requests,

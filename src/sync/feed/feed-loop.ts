@@ -12,14 +12,16 @@ export function startActivityFeed(deps: ActivityFeedDeps): { stop(): Promise<voi
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   let polling: Promise<void> | null = null
+  let keeping: Promise<void> | null = null
+  // Whether this replica held the lease at its last poll or keep.
   let held = false
   const poll = () => {
     clearTimeout(timer)
     polling ??= (async () => {
       try {
-        // Not `onPolled?.(await pollOnce())`: an optional call skips its arguments when absent.
         const result = await feed.pollOnce()
-        held = result.status === 'polled'
+        if (result.status === 'polled') held = true
+        // Not `onPolled?.(await pollOnce())`: an optional call skips its arguments when absent.
         deps.onPolled?.(result)
       } catch (error) {
         deps.logger.warn({ err: error }, 'activity feed: poll failed; the next one tries again')
@@ -28,18 +30,22 @@ export function startActivityFeed(deps: ActivityFeedDeps): { stop(): Promise<voi
       if (!stopped) timer = setTimeout(poll, deps.pollSeconds * 1000).unref()
     })()
   }
-  const keeper = setInterval(async () => {
+  const keep = async () => {
     try {
       const holds = await feed.keep()
-      if (holds && !held && !stopped) {
+      if (holds && !held && !stopped && !polling) {
         deps.logger.info({ owner: feed.owner }, 'activity feed: took the lease over; polling now')
-        held = true
         poll()
       }
       held = holds
     } catch (error) {
       deps.logger.debug({ err: error }, 'activity feed: could not keep the lease')
     }
+  }
+  const keeper = setInterval(() => {
+    keeping ??= keep().finally(() => {
+      keeping = null
+    })
   }, KEEP_SECONDS * 1000).unref()
   poll()
   return {
@@ -47,7 +53,8 @@ export function startActivityFeed(deps: ActivityFeedDeps): { stop(): Promise<voi
       stopped = true
       clearInterval(keeper)
       clearTimeout(timer)
-      await polling
+      // A keep in flight could take the lease again after the release: let it end first.
+      await Promise.all([polling, keeping])
       await feed.release().catch(() => {})
     },
   }

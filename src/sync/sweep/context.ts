@@ -147,6 +147,7 @@ const walkCheckpoint = z.object({
       endPage: z.number().int().min(1),
       positions: z.number().int().min(1),
       ids: z.array(z.union([z.number(), z.string()])),
+      pageSize: z.number().int().min(1),
     })
     .optional(),
 })

@@ -180,7 +180,7 @@ async function walk(
       )
       result = await walkPages(
         ctx,
-        { phase: 'walk', nextPage: result.nextPage, watermark: null },
+        { phase: 'walk', nextPage: result.nextPage, watermark: null, tie: result.tie },
         remoteCount,
       )
     }

@@ -26,6 +26,8 @@ export interface TieGroup {
   /** Positions it covered across the pages read. */
   positions: number
   ids: Set<RecordId>
+  /** The walk's page size when it began: its first position is `(startPage - 1) * pageSize + startIndex`. */
+  pageSize: number
 }
 
 export interface TieTracker {
@@ -40,26 +42,31 @@ export interface TieTracker {
 export function trackTies(
   tracker: TieTracker,
   page: number,
+  pageSize: number,
   records: readonly { time: number; id: RecordId }[],
 ): TieGroup[] {
   const unseen: TieGroup[] = []
   records.forEach(({ time, id }, index) => {
     const open = tracker.open
-    if (open && time === open.time && !Number.isNaN(time)) {
+    if (open && time === open.time) {
       open.positions++
       open.ids.add(id)
       open.endPage = page
       return
     }
     if (open && isPartial(open)) unseen.push(open)
-    tracker.open = {
-      time,
-      startPage: page,
-      startIndex: index,
-      endPage: page,
-      positions: 1,
-      ids: new Set([id]),
-    }
+    // A record without a time (the upstream's error) belongs to no group, and ends the one before.
+    tracker.open = Number.isFinite(time)
+      ? {
+          time,
+          startPage: page,
+          startIndex: index,
+          endPage: page,
+          positions: 1,
+          ids: new Set([id]),
+          pageSize,
+        }
+      : null
   })
   return unseen
 }
@@ -74,8 +81,8 @@ export function closeTies(tracker: TieTracker): TieGroup | null {
 /** Across a page boundary, with fewer distinct records than positions. */
 const isPartial = (group: TieGroup) => group.endPage > group.startPage && group.ids.size < group.positions
 
-// A group's ids travel in the checkpoint up to this many; a larger group makes the walk resume at the
-// page where it began instead (one more request per resume).
+// A group's ids travel in the checkpoint up to this many; a larger group (4 pages of 250 or more) makes
+// the walk resume at the page where it began instead, to read it again whole.
 const SAVED_IDS = 1000
 
 /**
@@ -92,6 +99,25 @@ export function savedTies(tracker: TieTracker, checkpoint: WalkCheckpoint): Walk
 /** The tracker of a walk resumed at a checkpoint (a fresh one without a saved group). */
 export function resumeTies(saved: WalkCheckpoint['tie']): TieTracker {
   return { open: saved ? { ...saved, ids: new Set(saved.ids) } : null }
+}
+
+/**
+ * Reads the groups that straddled a page boundary without showing whole, one after the other (while
+ * the walk is not aborted): the records they had hidden, as pages to apply.
+ */
+export async function readTieGroups(
+  ctx: SweepContext,
+  order: Order,
+  groups: readonly (TieGroup | null)[],
+  key: (record: Record<string, unknown>) => RecordId,
+): Promise<RecordPage[]> {
+  const found: RecordPage[] = []
+  for (const group of groups) {
+    if (!group || ctx.aborted()) continue
+    const hidden = await readTieGroup(ctx, order, group, key)
+    if (hidden) found.push(hidden)
+  }
+  return found
 }
 
 /** A page request: `perPage` records from `(page - 1) * perPage`. */
@@ -130,13 +156,13 @@ const TIE_ROUNDS = 12
  * Reads a group of ties that straddled a page boundary again until it shows whole (ties.ts): its
  * records the walk did not see, as a page to apply, or null when there are none.
  */
-export async function readTieGroup(
+async function readTieGroup(
   ctx: SweepContext,
   order: Order,
   group: TieGroup,
-  pageSize: number,
   key: (record: Record<string, unknown>) => RecordId,
 ): Promise<RecordPage | null> {
+  const { pageSize } = group
   const isTied = (record: FetchedRecord | undefined) =>
     record !== undefined && Date.parse(record.updated_at ?? '') === group.time
   const found = new Map<RecordId, FetchedRecord>()

@@ -25,7 +25,7 @@ import { mirroredStates } from '../../store/activity-feed.ts'
 import { upsertRecords } from '../../store/records.ts'
 import { raiseLargestPage } from '../../store/sync-state.ts'
 import type { SweepContext, WalkCheckpoint } from './context.ts'
-import { closeTies, readTieGroup, resumeTies, savedTies, type TieGroup, trackTies } from './ties.ts'
+import { closeTies, readTieGroups, resumeTies, savedTies, type TieGroup, trackTies } from './ties.ts'
 
 export interface WalkResult {
   /** `end`: the index was read to its last page; `stopped`: the walk reached its watermark. */
@@ -35,6 +35,8 @@ export interface WalkResult {
   newer: number
   /** The most items one page held. */
   largestPage: number
+  /** A walk that stopped: the group of ties its last page ended in, for a walk on from `nextPage`. */
+  tie?: WalkCheckpoint['tie']
 }
 
 const NEWEST_FIRST: Order = { field: 'updated_at', direction: 'desc' }
@@ -80,10 +82,9 @@ export async function walkPages(
   const ties = resumeTies(from.tie)
   /** Reads the groups that straddled a boundary without showing whole, and applies what they hid. */
   const completeGroups = async (groups: (TieGroup | null)[], checkpoint: WalkCheckpoint) => {
-    for (const group of groups) {
-      if (!order || !group || (watermark !== null && group.time < watermark) || ctx.aborted()) continue
-      const hidden = await readTieGroup(ctx, order, group, largestPage, key)
-      if (hidden) await applier.apply(hidden, checkpoint, { extra: true })
+    if (!order) return
+    for (const hidden of await readTieGroups(ctx, order, groups, key)) {
+      await applier.apply(hidden, checkpoint, { extra: true })
     }
   }
   let fetching: Promise<IteratorResult<RecordPage>> | null = pages.next()
@@ -106,11 +107,15 @@ export async function walkPages(
         ctx.logger.warn({ page: page.page }, 'index pages are not ordered by updated_at; walking every page')
       }
       previous = unseen.at(-1) ?? previous
-      const partial = trackTies(
-        ties,
-        page.page,
-        page.records.map((record, i) => ({ time: times[i] as number, id: key(record) })),
-      )
+      // Only an ordered walk has groups of ties (the others have no order to hide a record by).
+      const partial = order
+        ? trackTies(
+            ties,
+            page.page,
+            largestPage,
+            page.records.map((record, i) => ({ time: times[i] as number, id: key(record) })),
+          )
+        : []
       newer += watermark === null ? times.length : times.filter((time) => !(time < watermark)).length
       const stop =
         page.page >= lastPage ||
@@ -123,11 +128,13 @@ export async function walkPages(
       // The group of ties this page ends in may go on on the next page: a resumed walk takes it up.
       const checkpoint = savedTies(ties, { ...from, nextPage })
       await applier.apply(page, checkpoint)
-      await completeGroups(stop ? [...partial, closeTies(ties)] : partial, checkpoint)
+      await completeGroups(partial, checkpoint)
       if (stop) {
         await applier.settled()
         await raiseLargestPage(ctx.db, resource.name, largestPage)
-        return { end: 'stopped', nextPage, newer, largestPage }
+        // The group this page ended in goes on with the walk that may follow from here (the count
+        // differed: every page from here on).
+        return { end: 'stopped', nextPage, newer, largestPage, tie: checkpoint.tie }
       }
       if (!fetching) {
         await applier.settled()
