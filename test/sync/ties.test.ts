@@ -7,6 +7,7 @@ import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import {
   pagesCovering,
   resumeTies,
+  roundPages,
   savedTies,
   type TieTracker,
   trackTies,
@@ -82,6 +83,18 @@ describe('tie groups at page boundaries', () => {
     const large: TieTracker = { open: null }
     trackTies(large, 3, 1001, page(Array(1001).fill(4), 1))
     expect(savedTies(large, at)).toEqual({ ...at, nextPage: 3, tie: undefined })
+  })
+
+  it('reads a group larger than a page on two pages, one nearly inside it, a new size each round', () => {
+    // Positions 1000-1299 and a neighbour each side: pages of 249 hold 245 and 55 of them. Pages of
+    // 250 would hold 250 and 50, but on three pages (the neighbour at 999 ends page 4).
+    expect(roundPages(999, 1300, 1000, 1299, 250, new Set())).toEqual([
+      { page: 5, perPage: 249 },
+      { page: 6, perPage: 249 },
+    ])
+    const next = roundPages(999, 1300, 1000, 1299, 250, new Set([249]))
+    expect(next).toHaveLength(2)
+    expect(next[0]?.perPage).not.toBe(249)
   })
 
   it('pages around a group too large for one', () => {

@@ -139,6 +139,39 @@ export function windowFor(first: number, last: number, maxSize: number): PageReq
   return null
 }
 
+/**
+ * The pages that cover positions `first` to `last` for one round of reading a group larger than a page
+ * (positions `groupFirst` to `groupLast`) again, when every answer orders the group anew: of the page
+ * sizes from half `maxSize` up that `used` does not hold, the one with the fewest requests expected
+ * until every record showed. A record hides from a round with the chance `miss`, the product over its
+ * pages of the share of the group each page does not hold (one page wholly inside the group is best);
+ * the rounds needed grow as 1 / -ln(miss), each costing its pages.
+ */
+export function roundPages(
+  first: number,
+  last: number,
+  groupFirst: number,
+  groupLast: number,
+  maxSize: number,
+  used: ReadonlySet<number>,
+): PageRequest[] {
+  const size = groupLast - groupFirst + 1
+  let best: { pages: PageRequest[]; cost: number } | null = null
+  for (let perPage = maxSize; perPage >= Math.max(1, Math.ceil(maxSize / 2)); perPage--) {
+    if (used.has(perPage)) continue
+    const pages = pagesCovering(first, last, perPage)
+    let miss = 1
+    for (const { page } of pages) {
+      const start = (page - 1) * perPage
+      const part = Math.min(start + perPage - 1, groupLast) - Math.max(start, groupFirst) + 1
+      miss *= 1 - Math.max(0, part) / size
+    }
+    const cost = miss <= 0 ? pages.length : pages.length / -Math.log(miss)
+    if (Number.isFinite(cost) && (!best || cost < best.cost)) best = { pages, cost }
+  }
+  return best?.pages ?? pagesCovering(first, last, maxSize)
+}
+
 /** The pages of `size` that cover positions `first` to `last`. */
 export function pagesCovering(first: number, last: number, size: number): PageRequest[] {
   const pages: PageRequest[] = []
@@ -165,7 +198,10 @@ async function readTieGroup(
   const { pageSize } = group
   const isTied = (record: FetchedRecord | undefined) =>
     record !== undefined && Date.parse(record.updated_at ?? '') === group.time
+  // Records the walk had not seen, and the ids each round of reading again showed.
   const found = new Map<RecordId, FetchedRecord>()
+  const shown = new Set<RecordId>()
+  const used = new Set<number>()
   const margin = Math.max(1, Math.ceil(pageSize / 4))
   // Its positions, with a neighbour on each side: a page that shows both neighbours holds it whole.
   const at = (group.startPage - 1) * pageSize + group.startIndex
@@ -174,10 +210,15 @@ async function readTieGroup(
   let positions = group.positions
   let fetchedAt: Date | undefined
   let requests = 0
-  for (let round = 0; round < TIE_ROUNDS && found.size < positions && !ctx.aborted(); round++) {
-    const whole = windowFor(first, last, pageSize)
+  // The walk's own sighting counts as a round while the group keeps its size (no record of it changed,
+  // which would move it out of the group and leave its id among those seen).
+  const whole = () =>
+    (positions === group.positions ? new Set([...group.ids, ...shown]) : shown).size >= positions
+  for (let round = 0; round < TIE_ROUNDS && !whole() && !ctx.aborted(); round++) {
+    const window = windowFor(first, last, pageSize)
     // Without one page that holds it, the pages around it, their boundaries elsewhere each round.
-    const asked = whole ? [whole] : pagesCovering(first, last, Math.max(1, pageSize - round))
+    const asked = window ? [window] : roundPages(first, last, at, at + positions - 1, pageSize, used)
+    used.add((asked[0] as PageRequest).perPage)
     const answers: RecordPage[] = []
     for (const request of asked) {
       answers.push(await ctx.reader.index(ctx.resource, { ...request, order }))
@@ -186,7 +227,11 @@ async function readTieGroup(
     fetchedAt ??= answers[0]?.fetchedAt
     const records = answers.flatMap((answer) => answer.records)
     const tied = records.filter(isTied)
-    for (const record of tied) found.set(key(record), record)
+    for (const record of tied) {
+      const id = key(record)
+      shown.add(id)
+      if (!group.ids.has(id)) found.set(id, record)
+    }
     const firstAsked = asked[0] as PageRequest
     const lastAsked = asked.at(-1) as PageRequest
     // The group goes on beyond what was read (records changed meanwhile and moved it): read wider.
@@ -195,9 +240,9 @@ async function readTieGroup(
     if (openAbove) first = Math.max(0, first - margin)
     if (openBelow) last += margin
     if (openAbove || openBelow) continue
-    positions = whole ? found.size : tied.length
+    positions = tied.length
   }
-  const hidden = [...found.values()].filter((record) => !group.ids.has(key(record)))
+  const hidden = [...found.values()]
   const fields = {
     updatedAt: new Date(group.time).toISOString(),
     positions,
@@ -205,7 +250,7 @@ async function readTieGroup(
     hidden: hidden.length,
     requests,
   }
-  if (found.size < positions) {
+  if (!whole()) {
     ctx.logger.warn(
       fields,
       'a group of records with one updated_at did not show whole when read again; the walk goes on without the rest',
