@@ -85,7 +85,7 @@ describe('tie groups at page boundaries', () => {
     expect(savedTies(large, at)).toEqual({ ...at, nextPage: 3, tie: undefined })
   })
 
-  it('reads a group larger than a page on two pages, one nearly inside it, a new size each round', () => {
+  it('reads a group larger than a page on pages around it, or on one inside it, a new size each round', () => {
     // Positions 1000-1299 and a neighbour each side: pages of 249 hold 245 and 55 of them. Pages of
     // 250 would hold 250 and 50, but on three pages (the neighbour at 999 ends page 4).
     expect(roundPages(999, 1300, 1000, 1299, 250, new Set())).toEqual([
@@ -95,6 +95,9 @@ describe('tie groups at page boundaries', () => {
     const next = roundPages(999, 1300, 1000, 1299, 250, new Set([249]))
     expect(next).toHaveLength(2)
     expect(next[0]?.perPage).not.toBe(249)
+    // Without the neighbours: one page wholly inside the group, of a size not used yet.
+    expect(roundPages(999, 1300, 1000, 1299, 250, new Set(), false)).toEqual([{ page: 5, perPage: 250 }])
+    expect(roundPages(999, 1300, 1000, 1299, 250, new Set([250]), false)).toEqual([{ page: 6, perPage: 216 }])
   })
 
   it('pages around a group too large for one', () => {

@@ -140,12 +140,13 @@ export function windowFor(first: number, last: number, maxSize: number): PageReq
 }
 
 /**
- * The pages that cover positions `first` to `last` for one round of reading a group larger than a page
- * (positions `groupFirst` to `groupLast`) again, when every answer orders the group anew: of the page
- * sizes from half `maxSize` up that `used` does not hold, the one with the fewest requests expected
- * until every record showed. A record hides from a round with the chance `miss`, the product over its
- * pages of the share of the group each page does not hold (one page wholly inside the group is best);
- * the rounds needed grow as 1 / -ln(miss), each costing its pages.
+ * The pages for one round of reading a group larger than a page (positions `groupFirst` to `groupLast`)
+ * again, when every answer orders the group anew: of the page sizes from half `maxSize` up that `used`
+ * does not hold, the pages with the fewest requests expected until every record showed. A record hides
+ * from a round with the chance `miss`, the product over its pages of the share of the group each page
+ * does not hold, so the rounds needed grow as 1 / -ln(miss), each costing its pages. `bounded`: the
+ * pages cover `first` to `last` (the group's neighbours too, which tell whether it moved); otherwise one
+ * page wholly inside the group is a candidate as well, the cheapest way to see most of it.
  */
 export function roundPages(
   first: number,
@@ -154,12 +155,11 @@ export function roundPages(
   groupLast: number,
   maxSize: number,
   used: ReadonlySet<number>,
+  bounded = true,
 ): PageRequest[] {
   const size = groupLast - groupFirst + 1
   let best: { pages: PageRequest[]; cost: number } | null = null
-  for (let perPage = maxSize; perPage >= Math.max(1, Math.ceil(maxSize / 2)); perPage--) {
-    if (used.has(perPage)) continue
-    const pages = pagesCovering(first, last, perPage)
+  const consider = (pages: PageRequest[], perPage: number) => {
     let miss = 1
     for (const { page } of pages) {
       const start = (page - 1) * perPage
@@ -169,7 +169,15 @@ export function roundPages(
     const cost = miss <= 0 ? pages.length : pages.length / -Math.log(miss)
     if (Number.isFinite(cost) && (!best || cost < best.cost)) best = { pages, cost }
   }
-  return best?.pages ?? pagesCovering(first, last, maxSize)
+  for (let perPage = maxSize; perPage >= Math.max(1, Math.ceil(maxSize / 2)); perPage--) {
+    if (used.has(perPage)) continue
+    consider(pagesCovering(first, last, perPage), perPage)
+    const inside = Math.ceil(groupFirst / perPage) + 1
+    if (!bounded && inside * perPage - 1 <= groupLast) consider([{ page: inside, perPage }], perPage)
+  }
+  // Assigned in `consider`, which the compiler's narrowing does not follow.
+  const chosen = best as { pages: PageRequest[] } | null
+  return chosen?.pages ?? pagesCovering(first, last, maxSize)
 }
 
 /** The pages of `size` that cover positions `first` to `last`. */
@@ -216,8 +224,10 @@ async function readTieGroup(
     (positions === group.positions ? new Set([...group.ids, ...shown]) : shown).size >= positions
   for (let round = 0; round < TIE_ROUNDS && !whole() && !ctx.aborted(); round++) {
     const window = windowFor(first, last, pageSize)
-    // Without one page that holds it, the pages around it, their boundaries elsewhere each round.
-    const asked = window ? [window] : roundPages(first, last, at, at + positions - 1, pageSize, used)
+    // Without one page that holds it: pages around it or inside it, a new page size each round, and
+    // every third round the pages around it with its neighbours, which tell whether it moved.
+    const bounded = window !== null || round % 3 === 2
+    const asked = window ? [window] : roundPages(first, last, at, at + positions - 1, pageSize, used, bounded)
     used.add((asked[0] as PageRequest).perPage)
     const answers: RecordPage[] = []
     for (const request of asked) {
@@ -234,6 +244,10 @@ async function readTieGroup(
     }
     const firstAsked = asked[0] as PageRequest
     const lastAsked = asked.at(-1) as PageRequest
+    const covered =
+      (firstAsked.page - 1) * firstAsked.perPage <= first && lastAsked.page * lastAsked.perPage > last
+    // Pages inside the group show its records, not its bounds.
+    if (!covered) continue
     // The group goes on beyond what was read (records changed meanwhile and moved it): read wider.
     const openAbove = (firstAsked.page - 1) * firstAsked.perPage > 0 && isTied(records[0])
     const openBelow = (answers.at(-1)?.size ?? 0) >= lastAsked.perPage && isTied(records.at(-1))
