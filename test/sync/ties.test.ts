@@ -92,12 +92,16 @@ describe('tie groups at page boundaries', () => {
       { page: 5, perPage: 249 },
       { page: 6, perPage: 249 },
     ])
-    const next = roundPages(999, 1300, 1000, 1299, 250, new Set([249]))
+    const next = roundPages(999, 1300, 1000, 1299, 250, new Set(['5x249,6x249']))
     expect(next).toHaveLength(2)
     expect(next[0]?.perPage).not.toBe(249)
-    // Without the neighbours: one page wholly inside the group, of a size not used yet.
+    // Without the neighbours: one page over most of the group, one not asked for before.
     expect(roundPages(999, 1300, 1000, 1299, 250, new Set(), false)).toEqual([{ page: 5, perPage: 250 }])
-    expect(roundPages(999, 1300, 1000, 1299, 250, new Set([250]), false)).toEqual([{ page: 6, perPage: 216 }])
+    expect(roundPages(999, 1300, 1000, 1299, 250, new Set(['5x250']), false)).toEqual([
+      { page: 5, perPage: 249 },
+    ])
+    // Positions 16-315: the first page of 250 holds 234 of them.
+    expect(roundPages(15, 316, 16, 315, 250, new Set(), false)).toEqual([{ page: 1, perPage: 250 }])
   })
 
   it('pages around a group too large for one', () => {

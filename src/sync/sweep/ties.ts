@@ -141,12 +141,13 @@ export function windowFor(first: number, last: number, maxSize: number): PageReq
 
 /**
  * The pages for one round of reading a group larger than a page (positions `groupFirst` to `groupLast`)
- * again, when every answer orders the group anew: of the page sizes from half `maxSize` up that `used`
- * does not hold, the pages with the fewest requests expected until every record showed. A record hides
+ * again, when every answer orders the group anew: of the pages of one size from half `maxSize` up,
+ * but those asked for before (`used`, by `requestsKey`: an upstream may order one query the same way
+ * every time), the pages with the fewest requests expected until every record showed. A record hides
  * from a round with the chance `miss`, the product over its pages of the share of the group each page
  * does not hold, so the rounds needed grow as 1 / -ln(miss), each costing its pages. `bounded`: the
- * pages cover `first` to `last` (the group's neighbours too, which tell whether it moved); otherwise one
- * page wholly inside the group is a candidate as well, the cheapest way to see most of it.
+ * pages cover `first` to `last` (the group's neighbours too, which tell whether it moved); otherwise a
+ * single page over most of the group is a candidate as well, the cheapest way to see most of it.
  */
 export function roundPages(
   first: number,
@@ -154,12 +155,13 @@ export function roundPages(
   groupFirst: number,
   groupLast: number,
   maxSize: number,
-  used: ReadonlySet<number>,
+  used: ReadonlySet<string>,
   bounded = true,
 ): PageRequest[] {
   const size = groupLast - groupFirst + 1
   let best: { pages: PageRequest[]; cost: number } | null = null
   const consider = (pages: PageRequest[], perPage: number) => {
+    if (used.has(requestsKey(pages))) return
     let miss = 1
     for (const { page } of pages) {
       const start = (page - 1) * perPage
@@ -170,15 +172,19 @@ export function roundPages(
     if (Number.isFinite(cost) && (!best || cost < best.cost)) best = { pages, cost }
   }
   for (let perPage = maxSize; perPage >= Math.max(1, Math.ceil(maxSize / 2)); perPage--) {
-    if (used.has(perPage)) continue
     consider(pagesCovering(first, last, perPage), perPage)
-    const inside = Math.ceil(groupFirst / perPage) + 1
-    if (!bounded && inside * perPage - 1 <= groupLast) consider([{ page: inside, perPage }], perPage)
+    if (bounded) continue
+    for (const { page } of pagesCovering(groupFirst, groupLast, perPage))
+      consider([{ page, perPage }], perPage)
   }
   // Assigned in `consider`, which the compiler's narrowing does not follow.
   const chosen = best as { pages: PageRequest[] } | null
   return chosen?.pages ?? pagesCovering(first, last, maxSize)
 }
+
+/** Tells requests apart: `3x250,4x250`. */
+export const requestsKey = (pages: readonly PageRequest[]) =>
+  pages.map((page) => `${page.page}x${page.perPage}`).join()
 
 /** The pages of `size` that cover positions `first` to `last`. */
 export function pagesCovering(first: number, last: number, size: number): PageRequest[] {
@@ -209,7 +215,7 @@ async function readTieGroup(
   // Records the walk had not seen, and the ids each round of reading again showed.
   const found = new Map<RecordId, FetchedRecord>()
   const shown = new Set<RecordId>()
-  const used = new Set<number>()
+  const used = new Set<string>()
   const margin = Math.max(1, Math.ceil(pageSize / 4))
   // Its positions, with a neighbour on each side: a page that shows both neighbours holds it whole.
   const at = (group.startPage - 1) * pageSize + group.startIndex
@@ -225,10 +231,11 @@ async function readTieGroup(
   for (let round = 0; round < TIE_ROUNDS && !whole() && !ctx.aborted(); round++) {
     const window = windowFor(first, last, pageSize)
     // Without one page that holds it: pages around it or inside it, a new page size each round, and
-    // every third round the pages around it with its neighbours, which tell whether it moved.
-    const bounded = window !== null || round % 3 === 2
+    // every fifth round the pages around it with its neighbours, which tell whether it moved (a group
+    // of 300 in pages of 250 shows whole after 2 or 3 rounds inside it).
+    const bounded = window !== null || round % 5 === 4
     const asked = window ? [window] : roundPages(first, last, at, at + positions - 1, pageSize, used, bounded)
-    used.add((asked[0] as PageRequest).perPage)
+    used.add(requestsKey(asked))
     const answers: RecordPage[] = []
     for (const request of asked) {
       answers.push(await ctx.reader.index(ctx.resource, { ...request, order }))
