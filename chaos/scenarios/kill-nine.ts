@@ -61,9 +61,10 @@ export const killNine: Scenario = {
   description:
     'An engine mirrors a sandbox of 3,000 people (pages of 100, 100 ms a request, so that a full sweep ' +
     "walks for seconds) while 4 senders post deliveries and the sandbox's users make 3 changes a second. " +
-    'Ten times, the admin API is asked for a full run; once a sweep has saved a page (a sweep walking), ' +
-    'and a random 0 to 400 ms later, the engine is killed with SIGKILL (its whole process group) and ' +
-    'started again on the same port and database. Asserts: every kill landed while a sweep walked; no ' +
+    'Ten times, the admin API is asked for a full run; once the people sweep has saved a page within ' +
+    'the last second while deliveries are in flight, and a random 0 to 400 ms later, the engine is ' +
+    'killed with SIGKILL (its whole process group) and started again on the same port and database. ' +
+    'Asserts: every kill landed while a sweep walked, most with deliveries in flight; no ' +
     '500; every acknowledged delivery is in `sync.inbox` and ends applied; every sweep interrupted by a ' +
     'kill is taken up again and succeeds; after the load, a full reconciliation (the one "in sync" ' +
     "allows for changes that leave `updated_at` alone, as the sandbox's tag changes do) succeeds and " +
