@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import {
+  boundsIn,
   pagesCovering,
   resumeTies,
   roundPages,
@@ -102,6 +103,46 @@ describe('tie groups at page boundaries', () => {
     ])
     // Positions 16-315: the first page of 250 holds 234 of them.
     expect(roundPages(15, 316, 16, 315, 250, new Set(), false)).toEqual([{ page: 1, perPage: 250 }])
+  })
+
+  it.each([
+    {
+      why: 'both bounds inside a page',
+      asked: [{ page: 2, perPage: 5 }],
+      times: [[9, 7, 7, 7, 5]],
+      size: 5,
+      bounds: { start: 6, end: 8 },
+    },
+    {
+      why: 'the start of the index, the group past the page',
+      asked: [{ page: 1, perPage: 4 }],
+      times: [[7, 7, 7, 7]],
+      size: 4,
+      bounds: { start: 0, end: null },
+    },
+    {
+      why: 'the end of the index (a short page)',
+      asked: [{ page: 3, perPage: 4 }],
+      times: [[7, 7]],
+      size: 2,
+      bounds: { start: null, end: 9 },
+    },
+    {
+      why: 'across two pages',
+      asked: [
+        { page: 1, perPage: 3 },
+        { page: 2, perPage: 3 },
+      ],
+      times: [
+        [9, 7, 7],
+        [7, 5, 4],
+      ],
+      size: 3,
+      bounds: { start: 1, end: 3 },
+    },
+  ])('where a group stands now: $why', ({ asked, times, size, bounds }) => {
+    const answers = times.map((records) => ({ size, records }))
+    expect(boundsIn(asked, answers, (time) => time === 7)).toEqual(bounds)
   })
 
   it('pages around a group too large for one', () => {

@@ -7,13 +7,12 @@
 //
 // Offset paging still places the group at known positions: every position from its first to its last
 // holds one of its records, whatever their order. A group is seen whole when it showed as many distinct
-// records as it covered positions. When it did not, it is read again: one request whose page holds the
-// group and a neighbour on each side, when a page size up to the walk's own lets a page boundary fall
-// outside it; else the pages around it again, with another page size each round, until the distinct
-// records reach the positions the group covers.
-import type { FetchedRecord, Order, RecordPage } from '../../api-client/index.ts'
+// records as it covered positions. When it did not, it is read again (tie-reads.ts): one request whose
+// page holds the group and a neighbour on each side, when a page size up to the walk's own lets a page
+// boundary fall outside it; else rounds of the requests chosen here, until the distinct records reach
+// the positions the group covers.
 import type { RecordId } from '../../resources/index.ts'
-import type { SweepContext, WalkCheckpoint } from './context.ts'
+import type { WalkCheckpoint } from './context.ts'
 
 /** A run of neighbours with one sort key, as the walk met it. */
 export interface TieGroup {
@@ -101,25 +100,6 @@ export function resumeTies(saved: WalkCheckpoint['tie']): TieTracker {
   return { open: saved ? { ...saved, ids: new Set(saved.ids) } : null }
 }
 
-/**
- * Reads the groups that straddled a page boundary without showing whole, one after the other (while
- * the walk is not aborted): the records they had hidden, as pages to apply.
- */
-export async function readTieGroups(
-  ctx: SweepContext,
-  order: Order,
-  groups: readonly (TieGroup | null)[],
-  key: (record: Record<string, unknown>) => RecordId,
-): Promise<RecordPage[]> {
-  const found: RecordPage[] = []
-  for (const group of groups) {
-    if (!group || ctx.aborted()) continue
-    const hidden = await readTieGroup(ctx, order, group, key)
-    if (hidden) found.push(hidden)
-  }
-  return found
-}
-
 /** A page request: `perPage` records from `(page - 1) * perPage`. */
 export interface PageRequest {
   page: number
@@ -182,6 +162,33 @@ export function roundPages(
   return chosen?.pages ?? pagesCovering(first, last, maxSize)
 }
 
+/**
+ * The bounds of a group in answers to `asked`: the position of a tied record after one that is not
+ * (or at the start of the index), and of a tied record before one that is not (or at its end); null
+ * where the answers show none.
+ */
+export function boundsIn<R>(
+  asked: readonly PageRequest[],
+  answers: readonly { size: number; records: readonly R[] }[],
+  isTied: (record: R | undefined) => boolean,
+): { start: number | null; end: number | null } {
+  let start: number | null = null
+  let end: number | null = null
+  answers.forEach((answer, n) => {
+    const { page, perPage } = asked[n] as PageRequest
+    const base = (page - 1) * perPage
+    const { records } = answer
+    records.forEach((record, i) => {
+      if (!isTied(record)) return
+      const afterOther = i > 0 ? !isTied(records[i - 1]) : base === 0
+      const beforeOther = i < records.length - 1 ? !isTied(records[i + 1]) : answer.size < perPage
+      if (afterOther && start === null) start = base + i
+      if (beforeOther) end = base + i
+    })
+  })
+  return { start, end }
+}
+
 /** Tells requests apart: `3x250,4x250`. */
 export const requestsKey = (pages: readonly PageRequest[]) =>
   pages.map((page) => `${page.page}x${page.perPage}`).join()
@@ -193,95 +200,4 @@ export function pagesCovering(first: number, last: number, size: number): PageRe
     pages.push({ page, perPage: size })
   }
   return pages
-}
-
-// Rounds of re-reading one group before the walk goes on without it (a warning says so). With a new
-// random order on every request, a record hides from a round with a chance of a quarter at most.
-const TIE_ROUNDS = 12
-
-/**
- * Reads a group of ties that straddled a page boundary again until it shows whole (ties.ts): its
- * records the walk did not see, as a page to apply, or null when there are none.
- */
-async function readTieGroup(
-  ctx: SweepContext,
-  order: Order,
-  group: TieGroup,
-  key: (record: Record<string, unknown>) => RecordId,
-): Promise<RecordPage | null> {
-  const { pageSize } = group
-  const isTied = (record: FetchedRecord | undefined) =>
-    record !== undefined && Date.parse(record.updated_at ?? '') === group.time
-  // Records the walk had not seen, and the ids each round of reading again showed.
-  const found = new Map<RecordId, FetchedRecord>()
-  const shown = new Set<RecordId>()
-  const used = new Set<string>()
-  const margin = Math.max(1, Math.ceil(pageSize / 4))
-  // Its positions, with a neighbour on each side: a page that shows both neighbours holds it whole.
-  const at = (group.startPage - 1) * pageSize + group.startIndex
-  let first = Math.max(0, at - 1)
-  let last = at + group.positions
-  let positions = group.positions
-  let fetchedAt: Date | undefined
-  let requests = 0
-  // The walk's own sighting counts as a round while the group keeps its size (no record of it changed,
-  // which would move it out of the group and leave its id among those seen).
-  const whole = () =>
-    (positions === group.positions ? new Set([...group.ids, ...shown]) : shown).size >= positions
-  for (let round = 0; round < TIE_ROUNDS && !whole() && !ctx.aborted(); round++) {
-    const window = windowFor(first, last, pageSize)
-    // Without one page that holds it: pages around it or inside it, a new page size each round, and
-    // every fifth round the pages around it with its neighbours, which tell whether it moved (a group
-    // of 300 in pages of 250 shows whole after 2 or 3 rounds inside it).
-    const bounded = window !== null || round % 5 === 4
-    const asked = window ? [window] : roundPages(first, last, at, at + positions - 1, pageSize, used, bounded)
-    used.add(requestsKey(asked))
-    const answers: RecordPage[] = []
-    for (const request of asked) {
-      answers.push(await ctx.reader.index(ctx.resource, { ...request, order }))
-      requests++
-    }
-    fetchedAt ??= answers[0]?.fetchedAt
-    const records = answers.flatMap((answer) => answer.records)
-    const tied = records.filter(isTied)
-    for (const record of tied) {
-      const id = key(record)
-      shown.add(id)
-      if (!group.ids.has(id)) found.set(id, record)
-    }
-    const firstAsked = asked[0] as PageRequest
-    const lastAsked = asked.at(-1) as PageRequest
-    const covered =
-      (firstAsked.page - 1) * firstAsked.perPage <= first && lastAsked.page * lastAsked.perPage > last
-    // Pages inside the group show its records, not its bounds.
-    if (!covered) continue
-    // The group goes on beyond what was read (records changed meanwhile and moved it): read wider.
-    const openAbove = (firstAsked.page - 1) * firstAsked.perPage > 0 && isTied(records[0])
-    const openBelow = (answers.at(-1)?.size ?? 0) >= lastAsked.perPage && isTied(records.at(-1))
-    if (openAbove) first = Math.max(0, first - margin)
-    if (openBelow) last += margin
-    if (openAbove || openBelow) continue
-    positions = tied.length
-  }
-  const hidden = [...found.values()]
-  const fields = {
-    updatedAt: new Date(group.time).toISOString(),
-    positions,
-    seen: group.ids.size,
-    hidden: hidden.length,
-    requests,
-  }
-  if (!whole()) {
-    ctx.logger.warn(
-      fields,
-      'a group of records with one updated_at did not show whole when read again; the walk goes on without the rest',
-    )
-  } else {
-    ctx.logger.debug(
-      fields,
-      'a group of records with one updated_at across a page boundary, read whole again',
-    )
-  }
-  if (hidden.length === 0 || !fetchedAt) return null
-  return { page: group.startPage, size: hidden.length, records: hidden, rejected: [], fetchedAt }
 }

@@ -25,7 +25,8 @@ import { mirroredStates } from '../../store/activity-feed.ts'
 import { upsertRecords } from '../../store/records.ts'
 import { raiseLargestPage } from '../../store/sync-state.ts'
 import type { SweepContext, WalkCheckpoint } from './context.ts'
-import { closeTies, readTieGroups, resumeTies, savedTies, type TieGroup, trackTies } from './ties.ts'
+import { readTieGroups } from './tie-reads.ts'
+import { closeTies, resumeTies, savedTies, type TieGroup, trackTies } from './ties.ts'
 
 export interface WalkResult {
   /** `end`: the index was read to its last page; `stopped`: the walk reached its watermark. */
