@@ -168,3 +168,20 @@ export async function widenBudget(
   const slot = result.rows[0]?.slot
   return slot === undefined ? null : slot + 1
 }
+
+/**
+ * The share of the budget's slots free now: 0 while the upstream has paused it (a 429), 1 before the
+ * budget's first request has made its slots.
+ */
+export async function freeBudgetShare(db: Db, upstream: string): Promise<number> {
+  const result = await sql<{ share: number }>`
+    select case
+      when exists (
+        select from sync.upstream_budget b where b.upstream = ${upstream} and b.paused_until > now()
+      ) then 0
+      else coalesce((count(*) filter (where s.free_at <= now()))::float8 / nullif(count(*), 0), 1)
+    end as share
+    from sync.upstream_budget_slots s where s.upstream = ${upstream}
+  `.execute(db)
+  return Number(result.rows[0]?.share ?? 1)
+}

@@ -1,5 +1,5 @@
 // The workers of one process: webhook deliveries, record refreshes and sweeps, plus the schedules
-// that start incremental and full runs, retention, and the activity feed (feed/activity-feed.ts).
+// that start incremental and full runs, retention, and the freshness polls (feed/polls.ts).
 // Everything they need is passed in by the composition root.
 import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
@@ -9,10 +9,9 @@ import { readRefreshBacklog } from '../store/refresh-backlog.ts'
 import { createDeadLetterHandler } from './dead-letter.ts'
 import type { AppliedDelivery } from './delivery/apply.ts'
 import { DELIVERY_KIND, startDeliveryWorker } from './delivery/worker.ts'
-import { startActivityFeed } from './feed/feed-loop.ts'
+import { startFreshnessPolls } from './feed/polls.ts'
 import {
   deferRefresh,
-  enqueueRefresh,
   HEARTBEAT_REFRESH_SECONDS,
   JOB_SCHEMA,
   type JobQueue,
@@ -24,7 +23,7 @@ import type { SyncObserver } from './observer.ts'
 import { createCatchUp } from './refresh/catch-up.ts'
 import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './refresh/handler.ts'
 import { startRetention } from './retention.ts'
-import { startRun, sweepEnqueuer } from './runs.ts'
+import { sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
 import { sweepDepsFrom } from './sweep/context.ts'
 import { createSweepHandler } from './sweep/handler.ts'
@@ -51,7 +50,7 @@ const CASCADE_CHECK_DEFER_SECONDS = 10
 export interface Workers {
   /** A delivery was just committed to the inbox: take it now rather than at the next poll. */
   wakeDeliveries(): void
-  /** Stops the schedules, retention, the activity feed and the inbox workers (work in flight finishes). */
+  /** Stops the schedules, retention, the freshness polls and the inbox workers (work in flight finishes). */
   stop(): Promise<void>
 }
 
@@ -175,31 +174,19 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     logger: logger.child({ task: 'retention' }),
     observer,
   })
-  const feed =
-    config.activityPollSeconds > 0
-      ? startActivityFeed({
-          db,
-          reader: clients.crm,
-          logger: logger.child({ task: 'activity-feed' }),
-          pollSeconds: config.activityPollSeconds,
-          queueRefresh: (trx, job) => enqueueRefresh(boss, trx, job, config.refreshCoalesceSeconds),
-          onApplied: (resource, records) => applied?.(resource, 'fetch', records),
-          // A gap in what the feed read: incremental sweeps of what it covers find the changes now.
-          onGap: async (resources) => {
-            const result = await startRun(
-              { db, enqueue, reservationEnabled: config.reservation !== null },
-              { mode: 'incremental', resources, requestedBy: 'activity-feed', whenBusy: 'skip' },
-            )
-            if (result.status === 'started')
-              logger.info({ runId: result.runId }, 'run started after a feed gap')
-          },
-        })
-      : null
+  const polls = startFreshnessPolls({
+    db,
+    boss,
+    clients,
+    config,
+    logger,
+    onApplied: (resource, records) => applied?.(resource, 'fetch', records),
+  })
   return {
     wakeDeliveries: () => deliveries.wake(),
     async stop() {
       schedules.stop()
-      await Promise.all([deliveries.stop(), retention.stop(), feed?.stop()])
+      await Promise.all([deliveries.stop(), retention.stop(), polls.stop()])
     },
   }
 }

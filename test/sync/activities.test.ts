@@ -46,7 +46,6 @@ function feedOn(db: Db, config: Config, jobs: RefreshJob[]) {
     db,
     reader: clients.crm,
     logger,
-    pollSeconds: 1,
     queueRefresh: async (_trx, job) => {
       jobs.push(job)
     },

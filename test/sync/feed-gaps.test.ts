@@ -34,7 +34,6 @@ describe('a gap in the activity feed', () => {
         db,
         reader: clients.crm,
         logger,
-        pollSeconds: 1,
         maxPages: 1,
         queueRefresh: async (_trx, job) => {
           jobs.push(job)
@@ -87,7 +86,6 @@ describe('activities of a type the feed does not know', () => {
       db: database.db,
       reader: client,
       logger: captured,
-      pollSeconds: 1,
       queueRefresh: async (_trx, job) => {
         jobs.push(job)
       },

@@ -14,8 +14,6 @@
 // sets the cursor: what changed before it is the sweeps' to find. Past MAX_PAGES of new activities the
 // cursor moves on anyway and the gap is logged; the sweeps and reconciliation stay the safety net, as
 // they do for what the log does not name (silent cascades) or names under an unknown attachable type.
-import { randomUUID } from 'node:crypto'
-import { hostname } from 'node:os'
 import type { Kysely } from 'kysely'
 import type { FetchedRecord, Order, ResourceReader } from '../../api-client/index.ts'
 import type { Logger } from '../../log.ts'
@@ -29,20 +27,16 @@ import {
   projects,
   tasks,
 } from '../../resources/index.ts'
-import { advanceFeed, mirroredStates, releaseFeed, takeFeedLease } from '../../store/activity-feed.ts'
+import { advanceFeed, mirroredStates } from '../../store/activity-feed.ts'
 import type { Db } from '../../store/database.ts'
 import { upsertRecords } from '../../store/records.ts'
 import type { Database } from '../../store/schema.ts'
 import type { RefreshJob } from '../job-queue.ts'
+import { LeaseLost, pollLease } from './lease.ts'
+import type { Poller } from './poll-loop.ts'
 
 export const FEED_NAME = 'crm.activities'
 const MAX_PAGES = 20
-// The holder renews its lease every KEEP_SECONDS, polling or not, and the other replicas try to take
-// it as often: a holder that dies (kill -9) is replaced within LEASE_SECONDS + KEEP_SECONDS, and the
-// new holder polls at once. A holder cut off from the database for longer lets it go; its poll then
-// ends in LeaseLost and writes nothing.
-const LEASE_SECONDS = 6
-export const KEEP_SECONDS = 2
 const NEWEST_FIRST: Order = { field: 'created_at', direction: 'desc' }
 
 /** The resources whose every create, update and destroy the log names. */
@@ -69,10 +63,8 @@ export interface ActivityFeedDeps {
   db: Db
   reader: ResourceReader
   logger: Logger
-  pollSeconds: number
   /** Queues a refresh of one record inside `trx` (job-queue.ts `enqueueRefresh`). */
   queueRefresh(trx: Kysely<Database>, job: RefreshJob): Promise<unknown>
-  onPolled?(result: PollResult): void
   /** Activities written to crm.activities. */
   onApplied?(resource: string, records: number): void
   /**
@@ -81,7 +73,7 @@ export interface ActivityFeedDeps {
    */
   onGap?(resources: readonly string[]): Promise<void>
   maxPages?: number
-  /** Default LEASE_SECONDS; tests shorten it. */
+  /** Tests shorten the lease (lease.ts). */
   leaseSeconds?: number
 }
 
@@ -98,18 +90,8 @@ export interface PollResult {
   gap: boolean
 }
 
-export interface ActivityFeed {
-  /** Reads the log once, if this replica holds (or takes) the feed's lease. */
-  pollOnce(): Promise<PollResult>
-  /** Renews the lease, or takes it when it has lapsed; true while this replica holds it. */
-  keep(): Promise<boolean>
-  /** Who holds the lease when this replica does: host, process id and a random part. */
-  owner: string
-  /** Lets the lease go. */
-  release(): Promise<void>
-}
-
-class LeaseLost extends Error {}
+/** Reads the log once a poll, if this replica holds (or takes) the feed's lease. */
+export type ActivityFeed = Poller<PollResult>
 
 interface Change {
   resource: AnyResource
@@ -179,15 +161,15 @@ async function handOver(deps: ActivityFeedDeps): Promise<void> {
 
 export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
   const { db, reader, logger } = deps
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-  const leaseMs = (deps.leaseSeconds ?? LEASE_SECONDS) * 1000
+  const lease = pollLease(db, FEED_NAME, deps.leaseSeconds)
+  const { owner } = lease
   const maxPages = deps.maxPages ?? MAX_PAGES
   // Unknown types warned about by this process: each once.
   const warnedTypes = new Set<string>()
 
   async function pollOnce(): Promise<PollResult> {
     const idle = { requests: 0, activities: 0, refreshes: 0, unknown: 0, gap: false }
-    const cursor = await takeFeedLease(db, FEED_NAME, owner, leaseMs)
+    const cursor = await lease.take()
     if (!cursor) return { status: 'standby', ...idle }
     const floor = cursor.newestCreatedAt ? cursor.newestCreatedAt.getTime() - 1000 : null
     const filter = floor === null ? undefined : { created_at: { larger_than: new Date(floor).toISOString() } }
@@ -290,10 +272,5 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
     }
   }
 
-  return {
-    pollOnce,
-    owner,
-    keep: async () => (await takeFeedLease(db, FEED_NAME, owner, leaseMs)) !== null,
-    release: () => releaseFeed(db, FEED_NAME, owner),
-  }
+  return { pollOnce, owner, keep: lease.keep, release: lease.release }
 }

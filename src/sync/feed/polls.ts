@@ -1,0 +1,88 @@
+// The freshness polls of one process: the CRM's activity log every ACTIVITY_POLL_SECONDS (tasks and notes
+// have no webhooks, and a webhook may be lost) and the newest page of reservation contacts and bookings
+// every RESERVATION_POLL_SECONDS (the service has no webhooks). Each runs on one replica at a time and
+// yields while its service's budget is needed by other work (poll-loop.ts). A gap (more changes than
+// a poll reads) starts an incremental run of what it covers.
+import type { UpstreamClients } from '../../api-client/index.ts'
+import type { Config } from '../../config/index.ts'
+import type { Logger } from '../../log.ts'
+import { bookings, contacts } from '../../resources/index.ts'
+import { freeBudgetShare } from '../../store/budget.ts'
+import type { Db } from '../../store/database.ts'
+import { enqueueRefresh, type JobQueue } from '../job-queue.ts'
+import { startRun, sweepEnqueuer } from '../runs.ts'
+import { createActivityFeed } from './activity-feed.ts'
+import { createNewestPagePoll } from './newest-page.ts'
+import { startPolling } from './poll-loop.ts'
+
+/** A poll runs while at least this share of its service's budget is free; else it waits a period. */
+export const POLL_YIELD_BELOW = 0.2
+
+export interface FreshnessPollDeps {
+  db: Db
+  boss: JobQueue
+  clients: UpstreamClients
+  config: Config
+  logger: Logger
+  onApplied?(resource: string, records: number): void
+}
+
+export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<void> } {
+  const { db, boss, clients, config, logger } = deps
+  const enqueue = sweepEnqueuer(boss)
+  const runs = { db, enqueue, reservationEnabled: config.reservation !== null }
+  // A gap in what a poll read: incremental sweeps of what it covers find the changes now.
+  const onGap = (requestedBy: string) => async (resources: readonly string[]) => {
+    const result = await startRun(runs, { mode: 'incremental', resources, requestedBy, whenBusy: 'skip' })
+    if (result.status === 'started')
+      logger.info({ runId: result.runId, resources }, 'run started after a poll gap')
+  }
+  const yields = (service: string) => async () => (await freeBudgetShare(db, service)) < POLL_YIELD_BELOW
+  const loops: { stop(): Promise<void> }[] = []
+  if (config.activityPollSeconds > 0) {
+    const feedLogger = logger.child({ task: 'activity-feed' })
+    const feed = createActivityFeed({
+      db,
+      reader: clients.crm,
+      logger: feedLogger,
+      queueRefresh: (trx, job) => enqueueRefresh(boss, trx, job, config.refreshCoalesceSeconds),
+      onApplied: deps.onApplied,
+      onGap: onGap('activity-feed'),
+    })
+    loops.push(
+      startPolling(feed, {
+        name: 'activity feed',
+        pollSeconds: config.activityPollSeconds,
+        logger: feedLogger,
+        yields: yields('crm'),
+      }),
+    )
+  }
+  const reservation = clients.reservation
+  if (reservation && config.reservationPollSeconds > 0) {
+    for (const resource of [contacts, bookings]) {
+      const pollLogger = logger.child({ task: 'newest-page', resource: resource.name })
+      const poll = createNewestPagePoll({
+        db,
+        reader: reservation,
+        resource,
+        logger: pollLogger,
+        onApplied: deps.onApplied,
+        onGap: onGap('newest-page-poll'),
+      })
+      loops.push(
+        startPolling(poll, {
+          name: `${resource.name} newest page`,
+          pollSeconds: config.reservationPollSeconds,
+          logger: pollLogger,
+          yields: yields('reservation'),
+        }),
+      )
+    }
+  }
+  return {
+    async stop() {
+      await Promise.all(loops.map((loop) => loop.stop()))
+    },
+  }
+}
