@@ -1,7 +1,7 @@
 // `npm run bench [-- --only ingest,apply] [--quick]`: runs the scenarios one after the other against
 // the sandbox and a real PostgreSQL, then writes bench/results/<date>.json and <date>.md (with
 // --scratch: under bench/.scratch/, which git ignores, for runs not meant to be committed).
-// Opt-in scenarios (convergence) run only when named with --only. A scenario's options are given as
+// Opt-in scenarios (convergence, freshness-kinds) run only when named with --only. A scenario's options are given as
 // `--option <scenario>.<name>=<value>`, e.g. `--option convergence.hooks=lean`.
 // The database: BENCH_DATABASE_URL or DATABASE_URL (a server URL; a database per scenario is created
 // on it and dropped afterwards), else the machine's PostgreSQL on 127.0.0.1:5432, else an embedded one.
@@ -14,6 +14,7 @@ import { apply } from './apply.ts'
 import { backfill } from './backfill.ts'
 import { convergence } from './convergence.ts'
 import { freshness } from './freshness.ts'
+import { freshnessKinds } from './freshness-kinds.ts'
 import { ingest } from './ingest.ts'
 import { memory } from './memory.ts'
 import { requests } from './requests.ts'
@@ -35,7 +36,17 @@ if (missing.length > 0 && process.platform !== 'win32') {
   ])
 }
 
-const SCENARIOS: Scenario[] = [ingest, apply, backfill, requests, freshness, memory, scaleOut, convergence]
+const SCENARIOS: Scenario[] = [
+  ingest,
+  apply,
+  backfill,
+  requests,
+  freshness,
+  memory,
+  scaleOut,
+  convergence,
+  freshnessKinds,
+]
 
 const { values } = parseArgs({
   options: {

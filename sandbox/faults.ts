@@ -10,9 +10,23 @@ const apiFaults = z.object({
   errorRate: fraction,
   /** Fraction of API calls answered 429 on top of the real rate limit. */
   throttleRate: fraction,
-  /** Latency added to every API call. */
+  /** Latency added to every API call; with `latencyMaxMs`, the least of a range. */
   latencyMs: milliseconds,
+  /**
+   * When set (at least `latencyMs`), every API call waits a time drawn uniformly from
+   * [latencyMs, latencyMaxMs] instead (seeded, like the other fault decisions). Null: exactly `latencyMs`.
+   */
+  latencyMaxMs: milliseconds.nullable(),
 })
+
+/** A range's upper end below its lower end is refused, whichever of the two a patch moved. */
+const latencyRange = z
+  .object({ latencyMs: milliseconds, latencyMaxMs: milliseconds.nullable() })
+  .refine((range) => range.latencyMaxMs === null || range.latencyMaxMs >= range.latencyMs, {
+    message: 'must be at least latencyMs',
+    path: ['latencyMaxMs'],
+  })
+const latencyRanges = z.object({ crm: latencyRange, reservation: latencyRange })
 
 const deliveryFaults = z.object({
   dropRate: fraction,
@@ -35,7 +49,7 @@ export const faultsPatchSchema = z.strictObject({
 export type FaultsPatch = z.infer<typeof faultsPatchSchema>
 
 export function noFaults(): Faults {
-  const api = { errorRate: 0, throttleRate: 0, latencyMs: 0 }
+  const api = { errorRate: 0, throttleRate: 0, latencyMs: 0, latencyMaxMs: null }
   return {
     crm: { ...api },
     reservation: { ...api },
@@ -43,7 +57,12 @@ export function noFaults(): Faults {
   }
 }
 
+/** Applies `patch`, or changes nothing and throws a ZodError when a latency range would end below its start. */
 export function patchFaults(faults: Faults, patch: FaultsPatch): void {
+  latencyRanges.parse({
+    crm: { ...faults.crm, ...patch.crm },
+    reservation: { ...faults.reservation, ...patch.reservation },
+  })
   Object.assign(faults.crm, patch.crm)
   Object.assign(faults.reservation, patch.reservation)
   Object.assign(faults.deliveries, patch.deliveries)

@@ -1,5 +1,6 @@
 // What every API call passes before it reaches a route: the key (401), the rate limit per key
-// (429 with Retry-After), then the injected faults (latency, 500, 429). Counts all of it.
+// (429 with Retry-After), then the injected faults (latency, fixed or uniform in a range; 500; 429).
+// Counts all of it.
 import type { Context, MiddlewareHandler } from 'hono'
 import type { Clock } from './clock.ts'
 import { type Behaviour, bump, type Faults, type ServiceCounters } from './faults.ts'
@@ -49,6 +50,14 @@ const retryLater = (seconds: number) =>
     headers: { 'content-type': 'text/plain', 'retry-after': `${seconds}` },
   })
 
+/** The latency of one call: `latencyMs`, or uniform in [latencyMs, latencyMaxMs] when a range is set. */
+export function latencyOf(faults: Faults['crm'], random: Random): number {
+  const { latencyMs, latencyMaxMs } = faults
+  // No draw without a range: the fault decisions of a seed stay what they were.
+  if (latencyMaxMs === null || latencyMaxMs === undefined || latencyMaxMs <= latencyMs) return latencyMs
+  return random.int(latencyMs, latencyMaxMs)
+}
+
 export function apiGate(options: GateOptions): MiddlewareHandler {
   const limiter = createRateLimiter(options.clock)
   let pausedUntil = 0
@@ -73,7 +82,8 @@ export function apiGate(options: GateOptions): MiddlewareHandler {
       return throttle(counters, wait)
     }
     const faults = options.faults()
-    if (faults.latencyMs) await new Promise((resolve) => setTimeout(resolve, faults.latencyMs))
+    const latency = latencyOf(faults, options.random)
+    if (latency) await new Promise((resolve) => setTimeout(resolve, latency))
     if (options.random.chance(faults.errorRate)) {
       counters.injectedErrors++
       // A proxy in front of the upstream answers with HTML, not JSON.
