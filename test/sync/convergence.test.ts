@@ -185,10 +185,12 @@ async function startAtSeveralPages() {
   rig.sandbox(upstream)
   const database = rig.database(await createTestDatabase())
   // Incremental runs are slots aligned on the clock: a day's makes the one at start the only one.
+  // No activity feed: what these tests change silently, only the sweeps are to find.
   rig.engine(
     await startEngine(upstream, database.url, {
       HOOK_OBJECT_TYPE: 'nested',
       INCREMENTAL_SYNC_INTERVAL: '86400',
+      ACTIVITY_POLL_SECONDS: '0',
     }),
   )
   await waitFor(inSync(database.db, upstream), 20_000, 'the first sync')

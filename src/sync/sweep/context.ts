@@ -42,7 +42,7 @@ export interface SweepSettings {
   applyConnections?: number
   /** When incremental sweeps verify what their newest pages cannot show (verification.ts). */
   verification: VerificationSettings
-  /** ACTIVITY_POLL_SECONDS (0: the feed is off): see feed-coverage.ts. */
+  /** ACTIVITY_POLL_SECONDS (0: the feed is off): see plan.ts. */
   feedPollSeconds?: number
 }
 

@@ -33,9 +33,9 @@ import {
   SweepYielded,
 } from './context.ts'
 import { readMembers } from './members.ts'
+import { countDue, planSweep, readSweepFacts, type SweepPlan } from './plan.ts'
 import { reconcileUnseen } from './reconcile.ts'
-import { fitsOnOnePage, missingFromFirstPage } from './short-list.ts'
-import { countIsDue, firstCheckpoint } from './start.ts'
+import { missingFromFirstPage } from './short-list.ts'
 import { walkPages } from './walk.ts'
 
 export interface SweepTask {
@@ -124,15 +124,25 @@ async function makeWay(deps: SweepDeps, key: SweepKey, ctx: SweepContext | undef
   return { status: 'yielded' }
 }
 
+/** A resumed sweep goes on from its checkpoint; any other reads what its plan says (plan.ts). */
+function checkpointOf(plan: SweepPlan): Checkpoint | null {
+  if (plan.read === 'everything') return { phase: 'walk', nextPage: 1, watermark: null }
+  if (plan.read === 'newest')
+    return { phase: 'walk', nextPage: 1, watermark: plan.watermark?.toISOString() ?? null }
+  return null
+}
+
 async function sweepPhases(ctx: SweepContext, claimed: ClaimedSweep): Promise<Walked> {
-  const checkpoint = parseCheckpoint(claimed.checkpoint) ?? (await firstCheckpoint(ctx, claimed))
-  const onePage = await fitsOnOnePage(ctx, claimed)
+  const resumed = parseCheckpoint(claimed.checkpoint)
+  const plan = resumed ? null : planSweep(await readSweepFacts(ctx, claimed))
+  const checkpoint = resumed ?? (plan && checkpointOf(plan))
+  const onePage = plan?.onePage ?? false
   let walked: Walked = { complete: checkpoint?.phase === 'reconcile', remoteCount: null }
   if (checkpoint?.phase === 'walk') walked = await walk(ctx, claimed, checkpoint)
-  else if (!checkpoint && onePage && !hasUpdatedAt(ctx.resource)) {
+  else if (plan?.read === 'first-page') {
     await walkPages(ctx, { phase: 'walk', nextPage: 1, watermark: null }, null, 1)
-  } else if (!checkpoint) {
-    ctx.logger.debug('nothing to read this cycle: the resource is verified by a complete walk, not due yet')
+  } else if (plan?.read === 'nothing') {
+    ctx.logger.debug({ reason: plan.reason }, 'nothing to read this cycle')
     return walked
   }
   if (!walked.complete && onePage && (await missingFromFirstPage(ctx))) {
@@ -167,7 +177,7 @@ async function walk(
     ctx.count &&
     remoteCount === null &&
     result.end === 'stopped' &&
-    (await countIsDue(ctx, claimed, result))
+    countDue(await readSweepFacts(ctx, claimed), result)
   ) {
     remoteCount = await takeCount(ctx)
   }
