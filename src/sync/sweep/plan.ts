@@ -1,7 +1,7 @@
 // What a sweep reads, decided in one place: pure functions over one read of the state (`readSweepFacts`).
 // A full sweep reads every page. An incremental one reads every page when its resource's verification
 // is due and the resource is verified by a complete walk (verification.ts); otherwise its newest pages
-// down to the watermark, unless the activity feed answers for them (feed-coverage below) or the
+// down to the watermark, unless the activity feed answers for them (its part below) or the
 // resource has no `updated_at` to stop at. After a walk that stopped at its watermark, the count is
 // taken when the resource changed since the last one, when the sweep resumed, or when a verification
 // by count is due. A list whose live rows fit on the largest page it has shown is read whole by that
