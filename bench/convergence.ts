@@ -68,6 +68,7 @@ const OPTIONS = {
   seed: 'seed of the data, the fault decisions and the changes; the same number replays a run (default 1)',
   ties: "bulk edits: groups of this many records per resource sharing one updated_at, a quarter of each (default 0: only the seed's own bursts)",
   'tie-order': 'how the sandbox orders ties: shuffled (anew on every request, its default) or by-id',
+  latency: 'milliseconds every upstream call takes, uniform in a range such as 150-600 (default 0: loopback)',
 } as const
 
 const FAULT_MODES = new Map([
@@ -88,6 +89,8 @@ interface Settings {
   seed: number
   ties: number
   tieOrder: 'shuffled' | 'by-id'
+  /** Added to every upstream call, uniform in [min, max] ms. */
+  latency: { min: number; max: number }
 }
 
 function positive(options: Readonly<Record<string, string>>, name: string, fallback: number): number {
@@ -130,6 +133,26 @@ function settingsOf(ctx: Context): Settings {
     seed: Math.round(positive(options, 'seed', 1)),
     ties: options.ties === undefined || options.ties === '0' ? 0 : Math.round(positive(options, 'ties', 0)),
     tieOrder: tieOrderOf(options['tie-order']),
+    latency: latencyOf(options.latency),
+  }
+}
+
+function latencyOf(given: string | undefined): { min: number; max: number } {
+  if (given === undefined || given === '0') return { min: 0, max: 0 }
+  const match = /^(\d+)(?:-(\d+))?$/.exec(given)
+  const [min, max] = [Number(match?.[1]), Number(match?.[2] ?? match?.[1])]
+  if (!match || max < min) throw new Error(`convergence.latency: expected <ms> or <min>-<max>, got ${given}`)
+  return { min, max }
+}
+
+/** The faults of a run with the latency of every upstream call added. */
+function withLatency(faults: FaultsPatch, latency: Settings['latency']): FaultsPatch {
+  if (latency.max === 0) return faults
+  const range = { latencyMs: latency.min, latencyMaxMs: latency.max }
+  return {
+    ...faults,
+    crm: { ...faults.crm, ...range },
+    reservation: { ...faults.reservation, ...range },
   }
 }
 
@@ -685,7 +708,7 @@ async function measure(ctx: Context, settings: Settings, objectType: ObjectType,
       maxPerpage: PAGE_SIZE,
       tieOrder: settings.tieOrder,
     },
-    ...(hostile ? { faults: HOSTILE } : {}),
+    faults: withLatency(hostile ? HOSTILE : {}, settings.latency),
   })
   const database = await createBenchDatabase(ctx.server, `convergence_${objectType}`)
   const zero = sandbox.control.counters()
@@ -963,7 +986,11 @@ async function run(ctx: Context) {
       changes: `${settings.changes} over ${settings.seconds} s (${MIX.map(([kind, share]) => `${kind} ${Math.round(share * 100)}%`).join(', ')}; people 45%, companies 15%, deals 25%, projects 15% of the CRM's)`,
       faults: `${settings.faults.map((on) => (on ? 'hostile' : 'none')).join(' and ')}; hostile: ${JSON.stringify(HOSTILE)}`,
       budget: `CRM ${CRM_BUDGET.requests} / ${CRM_BUDGET.windowSeconds} s, reservation ${defaults.reservation.requests} / ${defaults.reservation.windowSeconds} s (engine defaults, enforced by the sandbox too); sandbox pages at most ${PAGE_SIZE}; engine page sizes CRM ${defaults.crm.pageSize}, reservation ${defaults.reservation.pageSize} (defaults)`,
-      engine: `its own process, INCREMENTAL_SYNC_INTERVAL ${INTERVAL_SECONDS}, FULL_SYNC_CRON default (nightly)`,
+      latency:
+        settings.latency.max === 0
+          ? 'none added (loopback)'
+          : `every upstream call ${settings.latency.min}-${settings.latency.max} ms (uniform)`,
+      engine: `its own process, INCREMENTAL_SYNC_INTERVAL ${INTERVAL_SECONDS}, FULL_SYNC_CRON default (nightly), every other setting its default (the activity feed and newest-page polls on)`,
       converged:
         'mirror = sandbox (live ids, updated_at, fields, tags, deletions tombstoned), no delivery pending or in the inbox; compared every second',
       deadline: `${settings.deadline} s after the last change (first sync ${settings.firstDeadline} s)`,
