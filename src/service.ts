@@ -1,7 +1,6 @@
 // Composition root of `crm-sync start` (and `npm start`): configuration, database, migrations, job
 // queue, HTTP (receiver, admin API, metrics), hook registration, workers and schedules. Everything is
 // built here once and passed down. The CLI (cli/start.ts) imports it; it imports nothing of the CLI.
-import type { Server } from 'node:http'
 import { createUpstreamClients, createUpstreamMetrics } from './api-client/index.ts'
 import type { Config } from './config/index.ts'
 import { openDatabase } from './database-runtime.ts'
@@ -67,7 +66,6 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
   let jobs: JobQueue | undefined
   let hooks: HookKeeper | undefined
   let workers: Workers | undefined
-  let listening: Server | undefined
   try {
     const applied = await migrateToLatest(database.db, { logger, publication: config.mirrorPublication })
     logger.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date')
@@ -151,9 +149,6 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
         createMetricsRoute(metrics, { token: config.metricsRequireToken ? config.adminToken : null }),
       ].filter((route) => route !== null),
     })
-    // The port first: a start that cannot listen fails before any worker sends a request.
-    const server = await listen(app, { port: config.port, host: config.host })
-    listening = server
     workers = await startWorkers({
       db: database.db,
       boss: queue,
@@ -163,6 +158,9 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       metrics: upstreamMetrics,
       observer: metrics,
     })
+    const server = await listen(app, { port: config.port, host: config.host })
+    // The polls last: a start that cannot listen fails before they send a request.
+    workers.startPolls()
     const address = server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     logger.info(
@@ -223,7 +221,6 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
     }
   } catch (error) {
     hooks?.stop()
-    if (listening) await closeServer(listening, Date.now()).catch(() => {})
     await workers?.stop()
     await jobs?.stop({ graceful: false }).catch(() => {})
     await database.close().catch(() => {})

@@ -50,6 +50,8 @@ const CASCADE_CHECK_DEFER_SECONDS = 10
 export interface Workers {
   /** A delivery was just committed to the inbox: take it now rather than at the next poll. */
   wakeDeliveries(): void
+  /** Starts the freshness polls (feed/polls.ts), once the service listens. */
+  startPolls(): void
   /** Stops the schedules, retention, the freshness polls and the inbox workers (work in flight finishes). */
   stop(): Promise<void>
 }
@@ -174,19 +176,22 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     logger: logger.child({ task: 'retention' }),
     observer,
   })
-  const polls = startFreshnessPolls({
-    db,
-    boss,
-    clients,
-    config,
-    logger,
-    onApplied: (resource, records) => applied?.(resource, 'fetch', records),
-  })
+  let polls: { stop(): Promise<void> } | undefined
   return {
     wakeDeliveries: () => deliveries.wake(),
+    startPolls() {
+      polls ??= startFreshnessPolls({
+        db,
+        boss,
+        clients,
+        config,
+        logger,
+        onApplied: (resource, records) => applied?.(resource, 'fetch', records),
+      })
+    },
     async stop() {
       schedules.stop()
-      await Promise.all([deliveries.stop(), retention.stop(), polls.stop()])
+      await Promise.all([deliveries.stop(), retention.stop(), polls?.stop()])
     },
   }
 }
