@@ -27,6 +27,8 @@ const BURST = { records: 100, rounds: 10 }
 const WINDOW_MS = 10_000
 /** The idle measure: the shortest interval allowed, nothing changing, whole cycles after a warm-up. */
 const IDLE = { intervalSeconds: 10, warmupCycles: 2, seconds: 120, quickSeconds: 60 }
+/** What webhooks and sweeps spend, without the freshness polls (their cost: the freshness-kinds bench). */
+const NO_POLLS = { ACTIVITY_POLL_SECONDS: '0', RESERVATION_POLL_SECONDS: '0' }
 /** What another team measured from outside on an idle engine at INCREMENTAL_SYNC_INTERVAL=10. */
 const IDLE_MEASURED_OUTSIDE = { perMinute: 81, usersPerCycle: 2.33, othersPerCycle: 2 }
 
@@ -126,7 +128,7 @@ async function measure(ctx: Context, objectType: ObjectType) {
     nodeOptions: ctx.nodeOptions,
     databaseUrl: database.url,
     hooks: true,
-    env: { HOOK_OBJECT_TYPE: objectType, INCREMENTAL_SYNC_INTERVAL: '86400' },
+    env: { HOOK_OBJECT_TYPE: objectType, INCREMENTAL_SYNC_INTERVAL: '86400', ...NO_POLLS },
   })
   try {
     await waitFor(async () => (sandbox.control.crm.hooks().length === 12 ? true : undefined), 'hooks', 30_000)
@@ -233,7 +235,7 @@ async function idleCost(ctx: Context) {
     nodeOptions: ctx.nodeOptions,
     databaseUrl: database.url,
     hooks: true,
-    env: { HOOK_OBJECT_TYPE: 'lean', INCREMENTAL_SYNC_INTERVAL: String(IDLE.intervalSeconds) },
+    env: { HOOK_OBJECT_TYPE: 'lean', INCREMENTAL_SYNC_INTERVAL: String(IDLE.intervalSeconds), ...NO_POLLS },
   })
   try {
     await waitFor(async () => (sandbox.control.crm.hooks().length === 12 ? true : undefined), 'hooks', 30_000)
@@ -346,12 +348,7 @@ function idleFigures(idle: Awaited<ReturnType<typeof idleCost>>): Figure[] {
       value: idle.perMinute,
       unit: '/min',
       digits: 1,
-      reference: {
-        value: IDLE_MEASURED_OUTSIDE.perMinute,
-        unit: '/min',
-        label: 'measured from outside by another team (not this run)',
-      },
-      bound: `${idle.requests} requests in ${idle.windowSeconds} s (the sweeps recorded ${idle.recordedBySweeps}); runs ${JSON.stringify(idle.runStatuses)}`,
+      bound: `${idle.requests} requests in ${idle.windowSeconds} s (the sweeps recorded ${idle.recordedBySweeps}); runs ${JSON.stringify(idle.runStatuses)}; another team measured ${IDLE_MEASURED_OUTSIDE.perMinute}/min from outside, in another run on another version (not a reference)`,
     },
     {
       measure: `idle: requests per resource per cycle (the most), INCREMENTAL_SYNC_INTERVAL=${idle.intervalSeconds}`,
@@ -364,7 +361,9 @@ function idleFigures(idle: Awaited<ReturnType<typeof idleCost>>): Figure[] {
         label: `mean of the ${resources.length} resources`,
         digits: 2,
       },
-      target: atMost(most, 1.5, '≤ 1.5'),
+      // What an incremental sweep of a resource that did not change needs at most: its newest page and
+      // its count (a list verified by walks reads its one page instead).
+      target: atMost(most, 2, '≤ 2 (the newest page and a count)'),
       bound: `${breakdown}; measured from outside by another team: crm.users ${IDLE_MEASURED_OUTSIDE.usersPerCycle}, the others ${IDLE_MEASURED_OUTSIDE.othersPerCycle} (index and count)`,
     },
   ]
@@ -450,7 +449,8 @@ async function run(ctx: Context) {
       mixed:
         'updates 45%, tags added 15%, removed 10%, deletions 15%, creations 15%; 10 changes/s; the sandbox announces tag changes (childChangesTouchParent, its kinder variant)',
       burst: `${BURST.rounds} rounds over ${BURST.records} people, back to back`,
-      engine: 'its own process, INCREMENTAL_SYNC_INTERVAL 86400 (no run but the first and the idle one)',
+      engine:
+        'its own process, INCREMENTAL_SYNC_INTERVAL 86400 (no run but the first and the idle one), no freshness polls (ACTIVITY_POLL_SECONDS and RESERVATION_POLL_SECONDS 0: their cost is the freshness-kinds bench)',
       engineVersion: { ...version, note: 'the working tree at the start' },
       idle: `its own engine (lean hooks) with INCREMENTAL_SYNC_INTERVAL ${IDLE.intervalSeconds} and the default budget, nothing changing; ${IDLE.warmupCycles} cycles of warm-up after the first sync, then whole cycles from the creation of one scheduled run to that of the run N cycles later (at least a minute); requests counted by the sandbox per route and recorded by the sweeps (api_requests)`,
     },
