@@ -41,3 +41,20 @@ export async function countLiveRows(db: Db, resource: Resource): Promise<number>
   `.execute(db)
   return result.rows[0]?.count ?? 0
 }
+
+/**
+ * Whether one of `resources` is in its first sync: it has never finished a sweep (no watermark), and a
+ * sweep of it is queued or running. A resource whose sweeps all failed is in no first sync.
+ */
+export async function inFirstSync(db: Db, resources: readonly string[]): Promise<boolean> {
+  const result = await sql<{ found: boolean }>`
+    select exists (
+      select 1 from sync.run_resources s
+      where s.resource = any(${[...resources]}::text[]) and s.status in ('queued', 'running')
+        and not exists (
+          select 1 from sync.resource_state r where r.resource = s.resource and r.watermark is not null
+        )
+    ) as found
+  `.execute(db)
+  return result.rows[0]?.found ?? false
+}

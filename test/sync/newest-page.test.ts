@@ -8,6 +8,8 @@ import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-client/index.ts'
 import { bookings, contacts } from '../../src/resources/index.ts'
 import { freeBudgetShare, pauseBudget, prepareBudget, takeBudgetSlot } from '../../src/store/budget.ts'
+import { createRun } from '../../src/store/runs.ts'
+import { inFirstSync, writeResourceState } from '../../src/store/sync-state.ts'
 import {
   createNewestPagePoll,
   type NewestPageResult,
@@ -118,14 +120,15 @@ describe('a newest-page poll', () => {
     for (const [i, id] of ids.entries()) control.update('bookings', id, { note: `Umbuchung ${i}` })
     expect(await onePage.pollOnce()).toMatchObject({ requests: 1, written: 250, gap: true })
     expect(gaps).toEqual([[bookings.name]])
-    // With room for two pages, the next poll reads past the changes to the floor: no gap.
+    // The gap is handed over once: the next poll finds page 1 in the mirror (or, within the second the
+    // changes were read in, reads on past them to the floor), and hands over nothing.
     await onePage.release()
-    expect(await poll().pollOnce()).toMatchObject({ requests: 2, gap: false })
+    expect(await poll().pollOnce()).toMatchObject({ status: 'polled', gap: false })
     expect(gaps).toHaveLength(1)
     const { rows } = await sql<{ n: number }>`
       select count(*)::int as n from reservations.bookings where note like 'Umbuchung %'
     `.execute(db)
-    expect(rows[0]?.n).toBe(300)
+    expect(rows[0]?.n).toBeGreaterThanOrEqual(250)
   })
 
   it('runs on one replica at a time', async () => {
@@ -174,6 +177,22 @@ describe('a poll loop', () => {
     while (yielded === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
     await loop.stop()
     expect({ polls, yielded }).toEqual({ polls: 0, yielded: 1 })
+  })
+})
+
+describe('a poll in the first sync', () => {
+  const database = useTestDatabase()
+
+  it('waits while a resource it covers has a sweep under way and none finished', async () => {
+    const { db } = database
+    const names = [bookings.name, contacts.name]
+    expect(await inFirstSync(db, names)).toBe(false)
+    await createRun(db, { mode: 'full', resources: [bookings.name], requestedBy: 'test' }, async () => {})
+    expect(await inFirstSync(db, names)).toBe(true)
+    expect(await inFirstSync(db, [contacts.name])).toBe(false)
+    // Swept once: what the sweep under way reads is a later sync's, and the poll goes on.
+    await writeResourceState(db, bookings.name, { watermark: new Date() })
+    expect(await inFirstSync(db, names)).toBe(false)
   })
 })
 

@@ -1,17 +1,19 @@
 // The freshness polls of one process: the CRM's activity log every ACTIVITY_POLL_SECONDS (tasks and notes
 // have no webhooks, and a webhook may be lost) and the newest page of reservation contacts and bookings
 // every RESERVATION_POLL_SECONDS (the service has no webhooks). Each runs on one replica at a time and
-// yields while its service's budget is needed by other work (poll-loop.ts). A gap (more changes than
-// a poll reads) starts an incremental run of what it covers.
+// waits a period while what it covers is in its first sync or its service's budget is needed by other
+// work (poll-loop.ts). A gap (more changes than a poll reads) starts an incremental run of what
+// it covers.
 import type { UpstreamClients } from '../../api-client/index.ts'
 import type { Config } from '../../config/index.ts'
 import type { Logger } from '../../log.ts'
 import { bookings, contacts } from '../../resources/index.ts'
 import { freeBudgetShare } from '../../store/budget.ts'
 import type { Db } from '../../store/database.ts'
+import { inFirstSync } from '../../store/sync-state.ts'
 import { enqueueRefresh, type JobQueue } from '../job-queue.ts'
 import { startRun, sweepEnqueuer } from '../runs.ts'
-import { createActivityFeed } from './activity-feed.ts'
+import { createActivityFeed, FEED_COVERS } from './activity-feed.ts'
 import { createNewestPagePoll } from './newest-page.ts'
 import { startPolling } from './poll-loop.ts'
 
@@ -37,7 +39,10 @@ export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<
     if (result.status === 'started')
       logger.info({ runId: result.runId, resources }, 'run started after a poll gap')
   }
-  const yields = (service: string) => async () => (await freeBudgetShare(db, service)) < POLL_YIELD_BELOW
+  // A poll waits while what it covers is in its first sync (which reads everything anyway), and while
+  // its service's budget is needed by other work.
+  const yields = (service: string, covers: readonly string[]) => async () =>
+    (await inFirstSync(db, covers)) || (await freeBudgetShare(db, service)) < POLL_YIELD_BELOW
   const loops: { stop(): Promise<void> }[] = []
   if (config.activityPollSeconds > 0) {
     const feedLogger = logger.child({ task: 'activity-feed' })
@@ -54,7 +59,7 @@ export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<
         name: 'activity feed',
         pollSeconds: config.activityPollSeconds,
         logger: feedLogger,
-        yields: yields('crm'),
+        yields: yields('crm', [...FEED_COVERS]),
       }),
     )
   }
@@ -75,7 +80,7 @@ export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<
           name: `${resource.name} newest page`,
           pollSeconds: config.reservationPollSeconds,
           logger: pollLogger,
-          yields: yields('reservation'),
+          yields: yields('reservation', [resource.name]),
         }),
       )
     }
