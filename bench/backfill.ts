@@ -2,6 +2,9 @@
 // second of a full sweep of 50,000 people, against the ceiling page size x budget; no 429 allowed.
 // The sweep costs 102 requests (count, 100 pages, the empty page that ends the walk): the first 50 of a
 // fresh budget go at once, the rest at the budget's pace, so the whole sweep spans two windows and a bit.
+// Option `latency` (ms added to every upstream call, default 0): the budget's use under a real upstream's
+// latency, against the most requests a budget of 50 a window allows in the sweep's time (50 at the start
+// of every window it touches), which one request in flight at a time cannot reach at 300 ms.
 
 import { startSandbox } from '../sandbox/index.ts'
 import { parseConfig } from '../src/config/index.ts'
@@ -17,9 +20,13 @@ const PAGE_SIZE = 500
 
 async function run(ctx: Context) {
   const count = ctx.quick ? 10_000 : 50_000
+  const latencyMs = Number(ctx.options.latency ?? 0)
+  if (!Number.isInteger(latencyMs) || latencyMs < 0)
+    throw new Error(`backfill.latency: expected milliseconds, got ${ctx.options.latency}`)
   const sandbox = await startSandbox({
     seedSize: { people: count },
     behaviour: { crmRateLimit: BUDGET, maxPerpage: PAGE_SIZE },
+    faults: { crm: { latencyMs } },
   })
   const database = await createBenchDatabase(ctx.server, 'backfill')
   try {
@@ -43,12 +50,17 @@ async function run(ctx: Context) {
     const throttled = counters.statuses['429'] ?? 0
     const walkSeconds = swept.seconds - swept.throttledSeconds
     const walkRate = records / walkSeconds
+    // The most a budget of `requests` a window lets through in the sweep's time: all of it at the start
+    // of every window the sweep touches.
+    const allowed = BUDGET.requests * Math.ceil(swept.seconds / BUDGET.windowSeconds)
+    const use = counters.requests / allowed
     return {
       settings: {
         people: count,
         pageSize: PAGE_SIZE,
         budget: `${BUDGET.requests} requests / ${BUDGET.windowSeconds} s (engine and sandbox)`,
         sweep: 'full, crm.people only, the engine sweep handler in this process, fresh budget',
+        latency: latencyMs ? `${latencyMs} ms added to every upstream call` : 'none added (loopback)',
       },
       figures: [
         {
@@ -73,6 +85,19 @@ async function run(ctx: Context) {
           reference: { value: ceiling, unit: '/s', label: 'ceiling' },
         },
         {
+          measure: `budget use: requests sent of the most the budget allowed in the sweep's time${latencyMs ? `, ${latencyMs} ms a request` : ''}`,
+          value: use * 100,
+          unit: '%',
+          digits: 0,
+          reference: {
+            value: allowed,
+            unit: ' requests',
+            label: `${BUDGET.requests} a window, ${Math.ceil(swept.seconds / BUDGET.windowSeconds)} windows`,
+          },
+          target: atLeast(use, 0.9, '≥ 90%'),
+          bound: `${counters.requests} requests in ${round(swept.seconds, 1)} s`,
+        },
+        {
           measure: '429 answers from the upstream',
           value: throttled,
           unit: '',
@@ -94,4 +119,9 @@ async function run(ctx: Context) {
   }
 }
 
-export const backfill: Scenario = { name: 'backfill', title: 'Backfill under the real budget', run }
+export const backfill: Scenario = {
+  name: 'backfill',
+  title: 'Backfill under the real budget',
+  run,
+  options: { latency: 'milliseconds added to every upstream call (default 0: loopback)' },
+}

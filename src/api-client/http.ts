@@ -36,6 +36,8 @@ export interface UpstreamAnswer {
   body: unknown
   /** When the request that got this answer was sent. */
   fetchedAt: Date
+  /** Milliseconds from sending it to its answer, on this process's clock (no wait for the budget). */
+  tookMs: number
 }
 
 export interface UpstreamSettings {
@@ -129,11 +131,13 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
         // The database's clock, which every replica shares (see BudgetLease.grantedAt).
         const sentAt = lease.grantedAt.getTime()
         let outcome: Outcome
+        const started = performance.now()
         try {
           outcome = await exchange(request)
         } finally {
           await budget.release(lease)
         }
+        const tookMs = performance.now() - started
         const status = outcome.kind === 'answer' ? String(outcome.status) : outcome.reason
         metrics.requests.add({ upstream: service, route: request.route, status })
         logger.debug(
@@ -142,7 +146,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
         )
         if (outcome.kind === 'answer' && outcome.status < 300) {
           metrics.authFailures.delete(service)
-          return { status: outcome.status, body: outcome.body, fetchedAt: new Date(sentAt) }
+          return { status: outcome.status, body: outcome.body, fetchedAt: new Date(sentAt), tookMs }
         }
 
         const line: RequestLine = {

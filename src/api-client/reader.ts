@@ -68,6 +68,8 @@ export interface RecordPage {
   rejected: RejectedRecordError[]
   /** When the request for this page was sent. */
   fetchedAt: Date
+  /** Milliseconds from sending the request to its answer (the wait for the budget not counted). */
+  tookMs?: number
 }
 
 export type ShowResult =
@@ -188,7 +190,7 @@ export function createReader(options: ReaderOptions): ResourceReader {
         'upstream did not order the page by updated_at as asked (for the reservation service, check RESERVATION_ORDER_SPELLING)',
       )
     }
-    return { page, size: items.length, records, rejected, fetchedAt: answer.fetchedAt }
+    return { page, size: items.length, records, rejected, fetchedAt: answer.fetchedAt, tookMs: answer.tookMs }
   }
 
   return {

@@ -1,7 +1,8 @@
 // Reconciliation after a complete walk: the live rows the sweep did not see (store/unseen-rows.ts)
 // are deleted upstream, or were missed because pages shifted under the walk. Only the upstream can
-// tell which: each is checked with `show`, tombstoned on 404 and written again when found. A
-// resource without a show route (users, attachments) has no webhooks either: its unseen rows are deleted.
+// tell which: each is checked with `show` (four at a time), tombstoned on 404 and written again when
+// found. A resource without a show route (users, attachments) has no webhooks either: its unseen rows
+// are deleted.
 // The dependants of a record found gone (its tasks, its bookings) are checked at once.
 import { type FetchedRecord, RejectedRecordError } from '../../api-client/index.ts'
 import { idBeforeAll, type RecordId } from '../../resources/index.ts'
@@ -9,6 +10,9 @@ import { tombstone, upsertRecords } from '../../store/records.ts'
 import { listUnseenLiveIds } from '../../store/unseen-rows.ts'
 import { checkDependants } from '../refresh/dependant-checks.ts'
 import type { ReconcileCheckpoint, SweepContext } from './context.ts'
+
+/** Shows in flight at once per sweep: 4 spend 5 requests a second at up to 800 ms each. */
+const SHOWS_IN_FLIGHT = 4
 
 /** Settles every unseen live row after `from.afterId`; `seenRecords` is what the walk fetched in all. */
 export async function reconcileUnseen(
@@ -44,23 +48,32 @@ async function settleByShow(ctx: SweepContext, ids: number[], checkpoint: Reconc
   // safe time for the batch. A 404 proves the record gone as of its request: the latest one stands.
   let foundAt: Date | null = null
   let goneAt: Date | null = null
-  for (const id of ids) {
-    ctx.checkAbort()
-    try {
-      const answer = await ctx.reader.show(ctx.resource, id)
-      if (answer.status === 'found') {
-        found.push(answer.record)
-        if (!foundAt || answer.fetchedAt < foundAt) foundAt = answer.fetchedAt
-      } else {
-        gone.push(id)
-        if (!goneAt || answer.fetchedAt > goneAt) goneAt = answer.fetchedAt
+  let next = 0
+  let failure: { error: unknown } | undefined
+  const shows = async () => {
+    while (!failure && next < ids.length) {
+      const id = ids[next++] as number
+      try {
+        ctx.checkAbort()
+        const answer = await ctx.reader.show(ctx.resource, id)
+        if (answer.status === 'found') {
+          found.push(answer.record)
+          if (!foundAt || answer.fetchedAt < foundAt) foundAt = answer.fetchedAt
+        } else {
+          gone.push(id)
+          if (!goneAt || answer.fetchedAt > goneAt) goneAt = answer.fetchedAt
+        }
+      } catch (error) {
+        // The record exists but cannot be used: keep the row, and let the sweep end failed.
+        if (error instanceof RejectedRecordError) ctx.rejected.push(error)
+        else failure ??= { error }
       }
-    } catch (error) {
-      // The record exists but cannot be used: keep the row, and let the sweep end failed.
-      if (!(error instanceof RejectedRecordError)) throw error
-      ctx.rejected.push(error)
     }
   }
+  // Every unseen row needs its show: several in flight spend the budget under latency, and wait for it
+  // otherwise. A failure sends no further show; those in flight end first.
+  await Promise.all(Array.from({ length: Math.min(SHOWS_IN_FLIGHT, ids.length) }, shows))
+  if (failure) throw failure.error
   const tombstoned = await ctx.db.transaction().execute(async (trx) => {
     if (foundAt) await upsertRecords(trx, ctx.resource, found, { source: 'fetch', fetchedAt: foundAt })
     const tombstoned = goneAt ? await tombstone(trx, ctx.resource, gone, goneAt) : []

@@ -8,10 +8,8 @@
 // shift while records change, and a watermark taken from them would skip what the shift hid.
 //
 // An append-only log (activities) never changes what it listed, so its incremental walk also stops at
-// the first page whose records are all in the mirror already: what lies behind it was read before.
-// Without this, each walk of a busy log read back the whole lookback (a page of 250 every 5 s of
-// activity). An entry the log inserts behind what was read (an older time, written late) is the full
-// reconciliation's to find, as for the watermark.
+// the first page whose records are all in the mirror already: what lies behind it was read before. An
+// entry the log inserts behind what was read (written late) is the full reconciliation's to find.
 //
 // A group of records with one `updated_at` that straddles a page boundary may be ordered differently on
 // each request, and a record of it then shows on neither page: such a group is read again until it
@@ -22,9 +20,10 @@ import type { Order, RecordPage } from '../../api-client/index.ts'
 import { paginate } from '../../api-client/paging.ts'
 import { hasUpdatedAt, idOf, type RecordId } from '../../resources/index.ts'
 import { mirroredStates } from '../../store/activity-feed.ts'
-import { upsertRecords } from '../../store/records.ts'
 import { raiseLargestPage } from '../../store/sync-state.ts'
 import type { SweepContext, WalkCheckpoint } from './context.ts'
+import { lookahead } from './lookahead.ts'
+import { pageApplier } from './page-applier.ts'
 import { readTieGroups } from './tie-reads.ts'
 import { closeTies, resumeTies, savedTies, type TieGroup, trackTies } from './ties.ts'
 
@@ -47,8 +46,8 @@ const NEWEST_FIRST: Order = { field: 'updated_at', direction: 'desc' }
  * `lastPage` at most.
  *
  * Fetching and applying overlap: once a page has arrived and the walk knows it goes on (which the page
- * alone tells: its times, its size), the request for the next page is sent while this one is applied.
- * No request is sent that the walk one page at a time would not send. Each page is written in a
+ * alone tells: its times, its size), the request for the next page is sent while this one is applied,
+ * and a walk to the end sends more ahead under latency (lookahead.ts). Each page is written in a
  * transaction with its progress; the checkpoint only ever covers pages whose records are committed,
  * all of them from the first (see `pageApplier`), so a crashed sweep resumes without a gap.
  */
@@ -64,7 +63,10 @@ export async function walkPages(
   const offset = from.nextPage - 1
   // Records are told apart by their ids: numbers, or strings where ids are text (attachments' `uuid`).
   const key = (record: Record<string, unknown>) => idOf(resource, record) as RecordId
-  const pages = paginate((page) => reader.index(resource, { page: page + offset, order }), {
+  // A walk to the end keeps as many requests in flight as the latency asks (lookahead.ts).
+  const upstream = ctx.settings.verification.upstreams[resource.service]
+  const sentAhead = lookahead((page) => reader.index(resource, { page, order }), upstream.requestsPerSecond)
+  const pages = paginate((page) => sentAhead.fetch(page + offset), {
     // The count bounds a walk from the first page only; a resumed one is bounded by the page limit.
     total: offset === 0 ? total : null,
     maxPages: ctx.settings.maxPages,
@@ -88,6 +90,9 @@ export async function walkPages(
       await applier.apply(hidden, checkpoint, { extra: true })
     }
   }
+  // The count tells where a walk from the first page ends: no request is sent ahead past it.
+  const expectedLast = (size: number) =>
+    total !== null && offset === 0 && size > 0 ? Math.ceil(total / size) : Number.POSITIVE_INFINITY
   let fetching: Promise<IteratorResult<RecordPage>> | null = pages.next()
   try {
     while (fetching) {
@@ -126,6 +131,8 @@ export async function walkPages(
           (times.every((time) => time < watermark) || (await readBefore(ctx, page))))
       // An aborted job sends no further request; the pages already fetched are still applied.
       if (!stop && !ctx.aborted()) fetching = prefetch(pages)
+      if (fetching && watermark === null)
+        sentAhead.ahead(page.page, Math.min(lastPage, expectedLast(largestPage)))
       // The group of ties this page ends in may go on on the next page: a resumed walk takes it up.
       const checkpoint = savedTies(ties, { ...from, nextPage })
       await applier.apply(page, checkpoint)
@@ -150,6 +157,7 @@ export async function walkPages(
     // Leave nothing running behind the walk: a request in flight is waited for (its cost is counted),
     // and so is every transaction.
     if (fetching) await fetching.catch(() => {})
+    await sentAhead.settle()
     await applier.settled().catch(() => {})
     await pages.return(undefined).catch(() => {})
   }
@@ -172,128 +180,4 @@ function prefetch(pages: AsyncGenerator<RecordPage>): Promise<IteratorResult<Rec
 
 function descending(times: number[], previous: number): boolean {
   return times.every((time, i) => time <= (i === 0 ? previous : (times[i - 1] as number)))
-}
-
-interface PageApplier {
-  /** Resolves once the next page may be given: this one applied, or being applied on a connection. */
-  apply(page: RecordPage, checkpoint: WalkCheckpoint, options?: { extra?: boolean }): Promise<void>
-  /**
-   * Resolves when every page given has committed and the checkpoint covers the last of them; rejects
-   * with the first failure (the checkpoint then covers no page after the one that failed).
-   */
-  settled(): Promise<void>
-}
-
-interface Pending {
-  checkpoint: WalkCheckpoint
-  ids: Set<RecordId>
-  committed: boolean
-  done: Promise<void>
-}
-
-/**
- * Applies pages, each in a transaction with its progress. With one connection a page commits before
- * the next one starts. With more, a page is written while the pages before it are still being written,
- * when it shares no record with them: a record on two pages is written in page order, and two
- * statements replacing one parent's children at once would keep both sets.
- *
- * Transactions never wait for each other in JavaScript (a wait PostgreSQL cannot see could close a
- * deadlock it would not detect); they may commit out of order. A transaction writes the checkpoint
- * only when every page before its own has committed, and then covers the committed pages after it as
- * well. A page that commits before an earlier one is covered by a later checkpoint (the earlier page's,
- * or the next one's, or the one `settled` writes): a crash in between fetches it again, never skips.
- */
-function pageApplier(
-  ctx: SweepContext,
-  connections: number,
-  key: (record: Record<string, unknown>) => RecordId,
-): PageApplier {
-  // Pages given and not yet covered by a committed checkpoint, in page order.
-  const pending: Pending[] = []
-  // Pages given at most from the first one not covered: bounds what a crash makes fetch again.
-  const window = 2 * connections
-  let saving: Promise<unknown> = Promise.resolve()
-  const failures: unknown[] = []
-  const check = () => {
-    if (failures.length) throw failures[0]
-  }
-
-  /** The furthest committed page `entry`'s commit would make the checkpoint cover, if any. */
-  function coverage(entry: Pending): Pending | undefined {
-    const index = pending.indexOf(entry)
-    if (pending.slice(0, index).some((other) => !other.committed)) return undefined
-    let last = entry
-    for (const other of pending.slice(index + 1)) {
-      if (!other.committed) break
-      last = other
-    }
-    return last
-  }
-
-  /** Runs `ctx.save` after the saves before it: each adds the requests spent since the last one. */
-  function save(work: () => Promise<void>): Promise<void> {
-    const saved = saving.then(work)
-    saving = saved.catch(() => {})
-    return saved
-  }
-
-  async function write(entry: Pending, page: RecordPage, extra: boolean): Promise<void> {
-    let covered: Pending | undefined
-    await ctx.db.transaction().execute(async (trx) => {
-      await upsertRecords(trx, ctx.resource, page.records, { source: 'fetch', fetchedAt: page.fetchedAt })
-      await save(() => {
-        // Decided from the commits known when the save runs.
-        covered = coverage(entry)
-        const progress = { records: page.records.length, pages: extra ? 0 : 1 }
-        return ctx.save(trx, covered ? { ...progress, checkpoint: covered.checkpoint } : progress)
-      })
-    })
-    entry.committed = true
-    if (covered) pending.splice(0, pending.indexOf(covered) + 1)
-    ctx.applied('fetch', page.records.length)
-  }
-
-  return {
-    async apply(page, checkpoint, options = {}) {
-      check()
-      ctx.rejected.push(...page.rejected)
-      // Wait for a free connection, for the pages that share a record with this one, and for the
-      // checkpoint to catch up when the window is full.
-      for (;;) {
-        const running = pending.filter((entry) => !entry.committed)
-        const waits =
-          running.length >= connections
-            ? running // the first to finish frees a connection
-            : pending.length >= window
-              ? running.slice(0, 1) // the first one not committed holds the checkpoint back
-              : running.filter((other) => page.records.some((record) => other.ids.has(key(record))))
-        if (waits.length === 0) break
-        await Promise.race(waits.map((entry) => entry.done.catch(() => {})))
-        check()
-      }
-      const entry: Pending = {
-        checkpoint,
-        ids: new Set(page.records.map(key)),
-        committed: false,
-        done: Promise.resolve(),
-      }
-      pending.push(entry)
-      entry.done = write(entry, page, options.extra === true).catch((error: unknown) => {
-        failures.push(error)
-        throw error
-      })
-      entry.done.catch(() => {})
-      if (connections === 1) await entry.done
-    },
-    async settled() {
-      for (const entry of [...pending]) await entry.done.catch(() => {})
-      check()
-      const last = pending.at(-1)
-      // Every page committed; the last ones committed before an earlier one and are not covered yet.
-      if (last) {
-        await save(() => ctx.save(ctx.db, { checkpoint: last.checkpoint }))
-        pending.length = 0
-      }
-    },
-  }
 }
