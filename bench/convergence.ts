@@ -621,6 +621,16 @@ async function waitForConvergence(
   let polls = 0
   let slowest = 0
   let lastLogged = -Infinity
+  const waited = (seconds: number | null, differences: Differences): Wait => ({
+    seconds,
+    firstMatch,
+    differences,
+    timeline,
+    polls,
+    slowestCompareMs: round(slowest),
+    fullChecks,
+    fullDiffering,
+  })
   for (;;) {
     const pollStart = performance.now()
     const differences = await compare(db, truth)
@@ -637,17 +647,9 @@ async function waitForConvergence(
       if (full) fullChecks++
       if (full && !converged(full)) fullDiffering = describeTruth(full, 5)
       if (full && converged(full)) {
-        timeline.push([round((performance.now() - since) / 1000, 1), 0])
-        return {
-          seconds: (performance.now() - since) / 1000,
-          firstMatch,
-          differences,
-          timeline,
-          polls,
-          slowestCompareMs: round(slowest),
-          fullChecks,
-          fullDiffering,
-        }
+        const seconds = (performance.now() - since) / 1000
+        timeline.push([round(seconds, 1), 0])
+        return waited(seconds, differences)
       }
     }
     if (elapsed - (timeline.at(-1)?.[0] ?? -Infinity) >= 10)
@@ -660,16 +662,7 @@ async function waitForConvergence(
     }
     if (elapsed >= deadlineSeconds) {
       timeline.push([round(elapsed, 1), differences.total])
-      return {
-        seconds: null,
-        firstMatch,
-        differences,
-        timeline,
-        polls,
-        slowestCompareMs: round(slowest),
-        fullChecks,
-        fullDiffering,
-      }
+      return waited(null, differences)
     }
     await sleep(Math.max(0, 1000 - (performance.now() - pollStart)))
   }
