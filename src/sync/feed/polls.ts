@@ -20,6 +20,15 @@ import { startPolling } from './poll-loop.ts'
 /** A poll runs while at least this share of its service's budget is free; else it waits a period. */
 export const POLL_YIELD_BELOW = 0.2
 
+/**
+ * Why a poll waits a period instead of polling, or null when it polls: what it covers is in its first
+ * sync (which reads everything anyway), or its service's budget is needed by other work.
+ */
+export function pollWaits(facts: { firstSync: boolean; freeShare: number }): 'first sync' | 'budget' | null {
+  if (facts.firstSync) return 'first sync'
+  return facts.freeShare < POLL_YIELD_BELOW ? 'budget' : null
+}
+
 export interface FreshnessPollDeps {
   db: Db
   boss: JobQueue
@@ -39,10 +48,9 @@ export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<
     if (result.status === 'started')
       logger.info({ runId: result.runId, resources }, 'run started after a poll gap')
   }
-  // A poll waits while what it covers is in its first sync (which reads everything anyway), and while
-  // its service's budget is needed by other work.
   const yields = (service: string, covers: readonly string[]) => async () =>
-    (await inFirstSync(db, covers)) || (await freeBudgetShare(db, service)) < POLL_YIELD_BELOW
+    pollWaits({ firstSync: await inFirstSync(db, covers), freeShare: await freeBudgetShare(db, service) }) !==
+    null
   const loops: { stop(): Promise<void> }[] = []
   if (config.activityPollSeconds > 0) {
     const feedLogger = logger.child({ task: 'activity-feed' })
