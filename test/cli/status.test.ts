@@ -27,9 +27,12 @@ beforeAll(async () => {
   })
   database = await createTestDatabase()
   cwd = await workdir()
+  // No freshness polls: a test below counts the CRM's requests around `crm-sync status`.
   engine = await startEngine(sandbox, database.url, {
     CRM_RATE_LIMIT: '1000',
     RESERVATION_RATE_LIMIT: '1000',
+    ACTIVITY_POLL_SECONDS: '0',
+    RESERVATION_POLL_SECONDS: '0',
   })
   await waitFor(
     async () => {

@@ -12,6 +12,7 @@ import { createHttpApp } from '../../src/http/app.ts'
 import { abandonSweep, claimSweep, finishSweep, type SweepJob } from '../../src/store/runs.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
+import { waitFor } from '../support/process.ts'
 import { logger, sandboxConfig, sweepDeps } from '../sync/support.ts'
 
 const TOKEN = 'admin-token-0123456789abcdef'
@@ -233,6 +234,13 @@ describe('POST /admin/runs/:id/cancel', () => {
     )
     const sweeping = handler([{ id: 'job-1', data: jobs[0], signal: new AbortController().signal }])
     await atPage2
+    // Page 1 is written while page 2 is fetched: the cancel comes once it has committed.
+    await waitFor(
+      async () =>
+        ((await call(`/admin/runs/${runId}`)).body as RunJson).resources[0]?.pages ? true : undefined,
+      10_000,
+      'page 1 written',
+    )
     const waiting = await resync(['crm.people']) // waits for the running sweep
     const cancelled = await call(`/admin/runs/${runId}/cancel`, { method: 'POST' })
     expect(cancelled.status).toBe(200)
