@@ -196,6 +196,37 @@ describe('crm.filter_groups', () => {
     expect(await membersOf(db, big.id)).toContain(`crm.people ${joining}`)
   })
 
+  it('tombstones a group deleted after the walk saw it, when its members answer 404', async () => {
+    const { upstream, db } = await start()
+    const crm = upstream.control.crm
+    const doomed = crm.create('filter_groups', { name: 'Gleich weg', model_type: 'Person', letters: 'ABC' })
+    // The group is deleted once the walk has read the index that lists it.
+    const racing = sweepDeps(db, sandboxConfig(upstream), {
+      wrap: (clients: UpstreamClients) => ({
+        ...clients,
+        crm: {
+          ...clients.crm,
+          async index(resource, query) {
+            const page = await clients.crm.index(resource, query)
+            if (resource === filterGroups && crm.get('filter_groups', doomed.id))
+              crm.destroy('filter_groups', doomed.id)
+            return page
+          },
+        },
+      }),
+    })
+    const runId = await sweep(racing, { mode: 'incremental', resources: GROUPS })
+    expect((await readRun(db, runId))?.status).toBe('succeeded')
+    const row = await db
+      .selectFrom('crm.filter_groups')
+      .select(['_deleted_at'])
+      .where('id', '=', doomed.id)
+      .executeTakeFirst()
+    expect(row?._deleted_at).toBeInstanceOf(Date)
+    expect(await membersOf(db, doomed.id)).toEqual([])
+    expect(await groupDifferences(db, upstream)).toEqual([])
+  })
+
   it('tombstones a deleted group and removes its members', async () => {
     const { upstream, db, deps } = await start()
     const crm = upstream.control.crm

@@ -10,7 +10,7 @@
 // The end is an empty page, a page shorter than an earlier one, the same page again, or a page short
 // of the `perpage` asked for once the group's own count is reached: a group of up to 249 members costs
 // one request. Upstream errors end the sweep failed, as in the walk; the sets written before stay.
-import { PagingError, type RejectedRecordError } from '../../api-client/index.ts'
+import { PagingError, type RejectedRecordError, UpstreamGoneError } from '../../api-client/index.ts'
 import { bigint } from '../../resources/columns.ts'
 import { type AnyResource, type MemberTable, type Resource, resources } from '../../resources/index.ts'
 import {
@@ -19,6 +19,7 @@ import {
   removeMembersOfGoneGroups,
   replaceMembers,
 } from '../../store/members.ts'
+import { tombstone } from '../../store/records.ts'
 import type { SweepContext } from './context.ts'
 
 /** The resource whose records a group of that model type holds: `Person` → crm.people. */
@@ -79,7 +80,18 @@ async function readGroup(ctx: SweepContext, members: MemberTable, group: GroupTo
       throw new PagingError(`group ${group.id}: more than ${ctx.settings.maxPages} pages of members`)
     }
     ctx.checkAbort()
-    const answer = await ctx.reader.index(pages, { page, perPage })
+    let answer: Awaited<ReturnType<typeof ctx.reader.index>>
+    try {
+      answer = await ctx.reader.index(pages, { page, perPage })
+    } catch (error) {
+      // 404: the group was deleted after the walk saw it (or before a resumed walk's checkpoint).
+      if (!(error instanceof UpstreamGoneError)) throw error
+      await ctx.db.transaction().execute(async (trx) => {
+        await tombstone(trx, ctx.resource, [group.id], error.sentAt)
+        await ctx.save(trx, { pages: requests + 1, tombstoned: 1 })
+      })
+      return false
+    }
     requests++
     rejected.push(...answer.rejected)
     if (answer.size === 0) break
