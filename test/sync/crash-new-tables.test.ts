@@ -174,9 +174,10 @@ describe('killed while the sweeps of the newer tables are mid-walk', () => {
     const upstream = await startSandbox({
       seedSize: SEED,
       seed: 11,
-      behaviour: { crmRateLimit: null, reservationRateLimit: null, maxPerpage: 10 },
+      behaviour: { crmRateLimit: null, reservationRateLimit: null, maxPerpage: 5 },
       undocumentedPaging: { pageSize: 5 },
-      faults: { crm: { latencyMs: 150 }, reservation: { latencyMs: 250 } },
+      // Slow enough that walks, which keep pages in flight under latency, are caught mid-walk.
+      faults: { crm: { latencyMs: 300 }, reservation: { latencyMs: 500 } },
     })
     sandbox = upstream
     database = await createTestDatabase()
