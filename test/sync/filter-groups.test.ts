@@ -55,6 +55,17 @@ async function membersOf(db: Db, group: number): Promise<string[]> {
   return rows.map((row) => row.line)
 }
 
+/** The group is tombstoned and has no member rows left. */
+async function expectGone(db: Db, group: number): Promise<void> {
+  const row = await db
+    .selectFrom('crm.filter_groups')
+    .select(['_deleted_at'])
+    .where('id', '=', group)
+    .executeTakeFirst()
+  expect(row?._deleted_at).toBeInstanceOf(Date)
+  expect(await membersOf(db, group)).toEqual([])
+}
+
 const memberRequests = (upstream: Sandbox) =>
   upstream.control.counters().crm.routes['GET /api/filter_groups/:id'] ?? 0
 
@@ -217,13 +228,7 @@ describe('crm.filter_groups', () => {
     })
     const runId = await sweep(racing, { mode: 'incremental', resources: GROUPS })
     expect((await readRun(db, runId))?.status).toBe('succeeded')
-    const row = await db
-      .selectFrom('crm.filter_groups')
-      .select(['_deleted_at'])
-      .where('id', '=', doomed.id)
-      .executeTakeFirst()
-    expect(row?._deleted_at).toBeInstanceOf(Date)
-    expect(await membersOf(db, doomed.id)).toEqual([])
+    await expectGone(db, doomed.id)
     expect(await groupDifferences(db, upstream)).toEqual([])
   })
 
@@ -242,13 +247,7 @@ describe('crm.filter_groups', () => {
     const runId = await sweep(deps, { mode: 'full', resources: GROUPS })
 
     expect((await readRun(db, runId))?.status).toBe('succeeded')
-    const row = await db
-      .selectFrom('crm.filter_groups')
-      .select(['_deleted_at'])
-      .where('id', '=', doomed.id)
-      .executeTakeFirst()
-    expect(row?._deleted_at).toBeInstanceOf(Date)
-    expect(await membersOf(db, doomed.id)).toEqual([])
+    await expectGone(db, doomed.id)
     const reads = await db
       .selectFrom('sync.member_reads')
       .select('group_id')
