@@ -86,9 +86,19 @@ const SAVED_IDS = 1000
 
 /**
  * The checkpoint after a page: with the group of ties the page ended in, which the next page may go
- * on; or, for a group too large to carry, pointing back to the page where it began.
+ * on; or, for a group too large to carry, pointing back to the page where it began. While a group the
+ * page closed has yet to be read again (`unread`), it points back to where that group began: a walk
+ * stopped before that read (killed, shut down) reads the group again rather than going on without it.
  */
-export function savedTies(tracker: TieTracker, checkpoint: WalkCheckpoint): WalkCheckpoint {
+export function savedTies(
+  tracker: TieTracker,
+  checkpoint: WalkCheckpoint,
+  unread: readonly TieGroup[] = [],
+): WalkCheckpoint {
+  if (unread.length) {
+    const start = Math.min(...unread.map((group) => group.startPage))
+    return { ...checkpoint, nextPage: Math.min(checkpoint.nextPage, start), tie: undefined }
+  }
   const open = tracker.open
   if (!open) return { ...checkpoint, tie: undefined }
   if (open.ids.size > SAVED_IDS) return { ...checkpoint, nextPage: open.startPage, tie: undefined }

@@ -14,7 +14,7 @@
 // A group of records with one `updated_at` that straddles a page boundary may be ordered differently on
 // each request, and a record of it then shows on neither page: such a group is read again until it
 // shows whole (ties.ts). The checkpoint carries the group the last page ended in, so that a resumed
-// walk goes on counting it.
+// walk goes on counting it, and points back to where a group began until it has been read again.
 
 import type { Order, RecordPage } from '../../api-client/index.ts'
 import { paginate } from '../../api-client/paging.ts'
@@ -134,23 +134,40 @@ export async function walkPages(
       if (fetching && watermark === null)
         sentAhead.ahead(page.page, Math.min(lastPage, expectedLast(largestPage)))
       // The group of ties this page ends in may go on on the next page: a resumed walk takes it up.
-      const checkpoint = savedTies(ties, { ...from, nextPage })
+      // Until the groups this page closed are read again, a resumed walk starts where they began.
+      const checkpoint = savedTies(ties, { ...from, nextPage }, partial)
       await applier.apply(page, checkpoint)
       await completeGroups(partial, checkpoint)
+      if (partial.length > 0 && ctx.aborted()) {
+        // Stopped while reading them again: the walk ends at the checkpoint that goes back to them.
+        await applier.settled()
+        ctx.checkStop()
+      }
       if (stop) {
         await applier.settled()
         await raiseLargestPage(ctx.db, resource.name, largestPage)
         // The group this page ended in goes on with the walk that may follow from here (the count
         // differed: every page from here on).
-        return { end: 'stopped', nextPage, newer, largestPage, tie: checkpoint.tie }
+        return {
+          end: 'stopped',
+          nextPage,
+          newer,
+          largestPage,
+          tie: savedTies(ties, { ...from, nextPage }).tie,
+        }
       }
       if (!fetching) {
         await applier.settled()
         ctx.checkStop()
       }
     }
-    await completeGroups([closeTies(ties)], { ...from, nextPage, tie: undefined })
+    // The group the last page ended in stays in the checkpoint until it has been read again.
+    const carried = savedTies(ties, { ...from, nextPage })
+    const last = closeTies(ties)
+    await completeGroups([last], carried)
     await applier.settled()
+    // Stopped while reading it again: the last page's checkpoint still carries it.
+    if (last && ctx.aborted()) ctx.checkStop()
     await raiseLargestPage(ctx.db, resource.name, largestPage)
     return { end: 'end', nextPage, newer, largestPage }
   } finally {
