@@ -570,7 +570,10 @@ interface Spent {
   reservation: number
   crm429: number
   reservation429: number
-  /** Seconds of quiet the upstream's 429s asked for (their Retry-After, overlaps counted once). */
+  /**
+   * Seconds of quiet the upstream's own 429s asked for (the injected ones: their Retry-After, overlaps
+   * counted once); not those of its rate limit, which an engine within its budget never meets.
+   */
   crmPaused: number
   reservationPaused: number
 }
@@ -580,8 +583,8 @@ const spentSince = (now: Counters, before: Counters): Spent => ({
   reservation: now.reservation.requests - before.reservation.requests,
   crm429: (now.crm.statuses['429'] ?? 0) - (before.crm.statuses['429'] ?? 0),
   reservation429: (now.reservation.statuses['429'] ?? 0) - (before.reservation.statuses['429'] ?? 0),
-  crmPaused: (now.crm.retryAfterMs - before.crm.retryAfterMs) / 1000,
-  reservationPaused: (now.reservation.retryAfterMs - before.reservation.retryAfterMs) / 1000,
+  crmPaused: (now.crm.injectedRetryAfterMs - before.crm.injectedRetryAfterMs) / 1000,
+  reservationPaused: (now.reservation.injectedRetryAfterMs - before.reservation.injectedRetryAfterMs) / 1000,
 })
 
 interface Wait {
@@ -993,7 +996,7 @@ function silentPass(
   )
   const pauses =
     paused.crmPaused + paused.reservationPaused > 0
-      ? `, plus the Retry-After pauses the upstream asked for (CRM ${round(paused.crmPaused, 1)} s, reservation ${round(paused.reservationPaused, 1)} s)`
+      ? `, plus the Retry-After pauses of the upstream's own 429s (CRM ${round(paused.crmPaused, 1)} s, reservation ${round(paused.reservationPaused, 1)} s)`
       : ''
   return {
     seconds,

@@ -137,6 +137,11 @@ export interface ServiceCounters {
    * periods (overlapping ones count once), in milliseconds.
    */
   retryAfterMs: number
+  /**
+   * The same for the injected 429s alone (`throttleRate`): the quiet asked for whatever the client
+   * does, while a client that keeps within the rate limit never meets the others.
+   */
+  injectedRetryAfterMs: number
 }
 
 export interface DeliveryCounters {
@@ -166,6 +171,7 @@ function serviceCounters(): ServiceCounters {
     injectedErrors: 0,
     injectedThrottles: 0,
     retryAfterMs: 0,
+    injectedRetryAfterMs: 0,
   }
 }
 

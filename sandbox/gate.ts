@@ -61,13 +61,21 @@ export function latencyOf(faults: Faults['crm'], random: Random): number {
 export function apiGate(options: GateOptions): MiddlewareHandler {
   const limiter = createRateLimiter(options.clock)
   let pausedUntil = 0
+  let injectedUntil = 0
 
-  /** A 429 that asks for `seconds` of quiet; counted into `retryAfterMs` past earlier pauses. */
-  function throttle(counters: ServiceCounters, seconds: number): Response {
+  /**
+   * A 429 that asks for `seconds` of quiet; counted into `retryAfterMs` past earlier pauses, and into
+   * `injectedRetryAfterMs` past earlier injected ones when the upstream throttles of its own accord.
+   */
+  function throttle(counters: ServiceCounters, seconds: number, injected: boolean): Response {
     const now = options.clock.now()
     const until = now + seconds * 1000
     counters.retryAfterMs += Math.max(0, until - Math.max(now, pausedUntil))
     pausedUntil = Math.max(pausedUntil, until)
+    if (injected) {
+      counters.injectedRetryAfterMs += Math.max(0, until - Math.max(now, injectedUntil))
+      injectedUntil = Math.max(injectedUntil, until)
+    }
     return retryLater(seconds)
   }
 
@@ -79,7 +87,7 @@ export function apiGate(options: GateOptions): MiddlewareHandler {
     const wait = limiter.take(key, options.rateLimit())
     if (wait) {
       counters.rateLimited++
-      return throttle(counters, wait)
+      return throttle(counters, wait, false)
     }
     const faults = options.faults()
     const latency = latencyOf(faults, options.random)
@@ -91,7 +99,7 @@ export function apiGate(options: GateOptions): MiddlewareHandler {
     }
     if (options.random.chance(faults.throttleRate)) {
       counters.injectedThrottles++
-      return throttle(counters, options.random.int(1, 5))
+      return throttle(counters, options.random.int(1, 5), true)
     }
     return null
   }

@@ -23,6 +23,8 @@ describe('rate limit', () => {
       statuses: { '200': 51, '429': 2 },
       // the quiet asked for: 5 s from the first 429; the second's second lay inside it
       retryAfterMs: 5_000,
+      // none of it injected: a client within the limit is never asked for it
+      injectedRetryAfterMs: 0,
     })
   })
 
