@@ -20,8 +20,9 @@ import {
   sweepWorkOptions,
 } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
+import { quietOptions } from './plan/refresh.ts'
 import { createCatchUp } from './refresh/catch-up.ts'
-import { createRefreshHandler, type QuietOptions, type RefreshHandlerDeps } from './refresh/handler.ts'
+import { createRefreshHandler, type RefreshHandlerDeps } from './refresh/handler.ts'
 import { startRetention } from './retention.ts'
 import { sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
@@ -73,23 +74,6 @@ function instrumented<J>(kind: string, handler: (jobs: J[]) => Promise<void>, ob
     })
 }
 
-/**
- * A refresh waits for its record to be quiet for REFRESH_QUIET_MS; while deliveries arrive faster
- * than the CRM's request budget could fetch their records, for 2 s (and 30 s at most in any case).
- */
-export function refreshQuiet(config: Config): QuietOptions {
-  const { requests, windowSeconds } = config.upstream.crm
-  return {
-    quietMs: config.refreshQuietMs,
-    maxWaitMs: 30_000,
-    pressure: {
-      windowMs: windowSeconds * 1000,
-      deliveries: requests,
-      quietMs: Math.max(config.refreshQuietMs, 2_000),
-    },
-  }
-}
-
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { db, boss, clients, config, logger, metrics, observer } = deps
   const applied = observer?.recordsApplied?.bind(observer)
@@ -135,7 +119,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
           deps.onRefreshApplied?.(resource, source, receivedAt)
         },
         onSkipped: (resource) => observer?.refreshSkipped?.(resource),
-        quiet: refreshQuiet(config),
+        quiet: quietOptions(config),
       }),
       observer,
     ),

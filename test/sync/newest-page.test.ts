@@ -16,7 +16,6 @@ import {
   newerThanMirror,
 } from '../../src/sync/feed/newest-page.ts'
 import { startPolling } from '../../src/sync/feed/poll-loop.ts'
-import { pollWaits } from '../../src/sync/feed/polls.ts'
 import {
   createTestDatabase,
   dropTestDatabase,
@@ -178,18 +177,6 @@ describe('a poll loop', () => {
     while (yielded === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
     await loop.stop()
     expect({ polls, yielded }).toEqual({ polls: 0, yielded: 1 })
-  })
-})
-
-describe('pollWaits', () => {
-  it.each([
-    [{ firstSync: false, freeShare: 1 }, null],
-    [{ firstSync: false, freeShare: 0.2 }, null],
-    [{ firstSync: false, freeShare: 0.19 }, 'budget'],
-    [{ firstSync: false, freeShare: 0 }, 'budget'],
-    [{ firstSync: true, freeShare: 1 }, 'first sync'],
-  ])('%o: %s', (facts, waits) => {
-    expect(pollWaits(facts)).toBe(waits)
   })
 })
 

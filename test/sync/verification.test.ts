@@ -7,7 +7,7 @@ import {
   verificationCost,
   verificationDue,
   verificationPeriodSeconds,
-} from '../../src/sync/sweep/verification.ts'
+} from '../../src/sync/plan/verification.ts'
 
 const settings: VerificationSettings = {
   intervalSeconds: 10,

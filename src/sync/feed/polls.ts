@@ -2,32 +2,19 @@
 // have no webhooks, and a webhook may be lost) and the newest page of reservation contacts and bookings
 // every RESERVATION_POLL_SECONDS (the service has no webhooks). Each runs on one replica at a time and
 // waits a period while what it covers is in its first sync or its service's budget is needed by other
-// work (poll-loop.ts). A gap (more changes than a poll reads) starts an incremental run of what
+// work (plan/polls.ts). A gap (more changes than a poll reads) starts an incremental run of what
 // it covers.
 import type { UpstreamClients } from '../../api-client/index.ts'
 import type { Config } from '../../config/index.ts'
 import type { Logger } from '../../log.ts'
 import { bookings, contacts } from '../../resources/index.ts'
-import { freeBudgetShare } from '../../store/budget.ts'
 import type { Db } from '../../store/database.ts'
-import { inFirstSync } from '../../store/sync-state.ts'
 import { enqueueRefresh, type JobQueue } from '../job-queue.ts'
+import { pollWaits, readPollFacts } from '../plan/polls.ts'
 import { startRun, sweepEnqueuer } from '../runs.ts'
 import { createActivityFeed, FEED_COVERS } from './activity-feed.ts'
 import { createNewestPagePoll } from './newest-page.ts'
 import { startPolling } from './poll-loop.ts'
-
-/** A poll runs while at least this share of its service's budget is free; else it waits a period. */
-export const POLL_YIELD_BELOW = 0.2
-
-/**
- * Why a poll waits a period instead of polling, or null when it polls: what it covers is in its first
- * sync (which reads everything anyway), or its service's budget is needed by other work.
- */
-export function pollWaits(facts: { firstSync: boolean; freeShare: number }): 'first sync' | 'budget' | null {
-  if (facts.firstSync) return 'first sync'
-  return facts.freeShare < POLL_YIELD_BELOW ? 'budget' : null
-}
 
 export interface FreshnessPollDeps {
   db: Db
@@ -49,8 +36,7 @@ export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<
       logger.info({ runId: result.runId, resources }, 'run started after a poll gap')
   }
   const yields = (service: string, covers: readonly string[]) => async () =>
-    pollWaits({ firstSync: await inFirstSync(db, covers), freeShare: await freeBudgetShare(db, service) }) !==
-    null
+    pollWaits(await readPollFacts(db, service, covers)) !== null
   const loops: { stop(): Promise<void> }[] = []
   if (config.activityPollSeconds > 0) {
     const feedLogger = logger.child({ task: 'activity-feed' })

@@ -26,7 +26,7 @@ import {
 import type { Database } from '../../store/schema.ts'
 import type { QueueRecordChecks } from '../job-queue.ts'
 import type { SyncObserver } from '../observer.ts'
-import type { VerificationSettings } from './verification.ts'
+import type { VerificationSettings } from '../plan/verification.ts'
 
 export interface SweepSettings {
   /** Seconds subtracted from a successful sweep's start to make the next incremental's watermark. */
@@ -40,9 +40,9 @@ export interface SweepSettings {
    * its checkpoint; more than one lets PostgreSQL write a page on another core while the last commits.
    */
   applyConnections?: number
-  /** When incremental sweeps verify what their newest pages cannot show (verification.ts). */
+  /** When incremental sweeps verify what their newest pages cannot show (plan/verification.ts). */
   verification: VerificationSettings
-  /** ACTIVITY_POLL_SECONDS (0: the feed is off): see plan.ts. */
+  /** ACTIVITY_POLL_SECONDS (0: the feed is off): see plan/sweep.ts. */
   feedPollSeconds?: number
 }
 

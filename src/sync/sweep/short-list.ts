@@ -4,7 +4,7 @@
 // list has no `updated_at`). A live row missing from that page was deleted, or moved: a complete walk
 // and its reconciliation follow at once, so that a deletion arrives within the interval rather than at
 // the next scheduled verification. The walk, not the first page, decides what is gone. Whether a list
-// fits on one page is the plan's to say (plan.ts).
+// fits on one page is the plan's to say (plan/sweep.ts).
 import { idBeforeAll } from '../../resources/index.ts'
 import { listUnseenLiveIds } from '../../store/unseen-rows.ts'
 import type { SweepContext } from './context.ts'

@@ -23,6 +23,7 @@ import {
   yieldSweep,
 } from '../../store/runs.ts'
 import { countLiveRows, writeResourceState } from '../../store/sync-state.ts'
+import { countDue, planSweep, readSweepFacts, type SweepPlan } from '../plan/sweep.ts'
 import {
   type Checkpoint,
   openSweep,
@@ -33,7 +34,6 @@ import {
   SweepYielded,
 } from './context.ts'
 import { readMembers } from './members.ts'
-import { countDue, planSweep, readSweepFacts, type SweepPlan } from './plan.ts'
 import { reconcileUnseen } from './reconcile.ts'
 import { missingFromFirstPage } from './short-list.ts'
 import { walkPages } from './walk.ts'
@@ -124,7 +124,7 @@ async function makeWay(deps: SweepDeps, key: SweepKey, ctx: SweepContext | undef
   return { status: 'yielded' }
 }
 
-/** A resumed sweep goes on from its checkpoint; any other reads what its plan says (plan.ts). */
+/** A resumed sweep goes on from its checkpoint; any other reads what its plan says (plan/sweep.ts). */
 function checkpointOf(plan: SweepPlan): Checkpoint | null {
   if (plan.read === 'everything') return { phase: 'walk', nextPage: 1, watermark: null }
   if (plan.read === 'newest')

@@ -17,7 +17,7 @@ import { readFeedCoverage } from '../../store/activity-feed.ts'
 import { deliveredSince } from '../../store/inbox.ts'
 import { countLiveRows, readResourceState } from '../../store/sync-state.ts'
 import { FEED_COVERS, FEED_NAME } from '../feed/activity-feed.ts'
-import type { SweepContext } from './context.ts'
+import type { SweepContext } from '../sweep/context.ts'
 import { serviceVerificationCost, type VerificationSettings, verificationDue } from './verification.ts'
 
 export interface SweepFacts {
