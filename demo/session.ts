@@ -18,8 +18,6 @@ export class NotConverged extends Error {
   }
 }
 
-export type Session = ReturnType<typeof watch>
-
 export function watch(world: DemoWorld, view: DemoView, signal: AbortSignal) {
   const startedAt = Date.now()
   let tables: TableTruth[] = []

@@ -9,7 +9,7 @@ import { seedReservations } from './seed-reservations.ts'
 import { DAY, type Generation, moments, type SeededResource, type SeedOptions } from './seeding.ts'
 import { type Collection, changed, insert, type Stamped, type Store } from './store.ts'
 
-export { SEEDED_RESOURCES, type SeedCount, type SeededResource, type SeedOptions } from './seeding.ts'
+export { SEEDED_RESOURCES, type SeedCount, type SeedOptions } from './seeding.ts'
 
 /** Users exist in every account; the first owns the API key. */
 export function seedUsers(store: Store, ids: Ids): number[] {

@@ -39,12 +39,6 @@ export function tallyStatus(tally: Tally, status: number | 'unreachable' | 'time
   else tally.client4xx++
 }
 
-export function addTallies(...tallies: Tally[]): Tally {
-  const sum = emptyTally()
-  for (const tally of tallies) for (const key of Object.keys(sum) as (keyof Tally)[]) sum[key] += tally[key]
-  return sum
-}
-
 /** `sent 120: 2xx 80, 503 40` — the non-zero counts of a tally. */
 export function describeTally(tally: Tally): string {
   const parts = [

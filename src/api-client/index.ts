@@ -6,21 +6,12 @@ import type { ClientDeps } from './reader.ts'
 import { createReservationClient, type ReservationClient } from './reservation.ts'
 
 export type { Clock } from './clock.ts'
-export { systemClock } from './clock.ts'
-export type { CrmClient, CrmSettings, Hook, NewHook } from './crm.ts'
+export type { CrmClient } from './crm.ts'
 export * from './errors.ts'
 export { createUpstreamMetrics, type UpstreamMetrics } from './metrics.ts'
-export type {
-  ClientDeps,
-  IndexQuery,
-  Order,
-  PagesQuery,
-  RecordPage,
-  ResourceReader,
-  ShowResult,
-} from './reader.ts'
+export type { ClientDeps, Order, RecordPage, ResourceReader } from './reader.ts'
 export type { FetchedRecord } from './records.ts'
-export type { ContactBookings, ReservationClient, ReservationSettings } from './reservation.ts'
+export type { ReservationClient } from './reservation.ts'
 export { createCrmClient, createReservationClient }
 
 export interface UpstreamClients {

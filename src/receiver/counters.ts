@@ -10,8 +10,6 @@ export type UnroutedOutcome = 'unknown_model' | 'unknown_event' | 'unknown_path'
  */
 export type RoutedOutcome = 'accepted' | 'rejected' | 'aborted' | 'unavailable'
 
-export type DeliveryOutcome = RoutedOutcome | UnroutedOutcome
-
 /** The labels of a delivery's series: `shape` is `unknown` where no shape was recognised. */
 export type DeliveryLabels =
   | { model: WebhookModel; event: WebhookEvent; shape: DeliveryShape | 'unknown'; outcome: RoutedOutcome }

@@ -10,16 +10,6 @@ import type { ChildMapping, Resource } from './types.ts'
 export { companies, deals, notes, people, projects, tasks, users } from './crm.ts'
 export { activities } from './crm-activities.ts'
 export { attachments } from './crm-attachments.ts'
-export {
-  addresses,
-  contactDetails,
-  customFields,
-  dealPeople,
-  noteLinks,
-  positions,
-  projectPeople,
-  tags,
-} from './crm-children.ts'
 export { filterGroups } from './crm-filter-groups.ts'
 export {
   compareIds,
@@ -31,12 +21,11 @@ export {
   parseId,
   type RecordId,
 } from './ids.ts'
-export { bookings, contacts, contactTags, reservationTags, webforms } from './reservation.ts'
+export { bookings, contacts, reservationTags, webforms } from './reservation.ts'
 export type {
   ChildMapping,
   ChildTable,
   Columns,
-  Dependant,
   MemberTable,
   Resource,
   RowOf,

@@ -109,10 +109,6 @@ export async function insertRejectedDelivery(
   return id
 }
 
-export async function readDelivery(db: Db, id: number) {
-  return db.selectFrom('sync.inbox').selectAll().where('id', '=', id).executeTakeFirst()
-}
-
 /**
  * Takes up to `limit` deliveries that wait to be applied, oldest first, locked until `trx` ends;
  * deliveries another worker holds are passed over. `ids` narrows the take to those deliveries.

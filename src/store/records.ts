@@ -21,10 +21,5 @@
 // tombstone.ts; arrays.ts and identity.ts hold what they share.
 
 export { tombstone } from './records/tombstone.ts'
-export {
-  InvalidRecordError,
-  type RecordOrigin,
-  type UpsertResult,
-  type UpstreamRecord,
-} from './records/types.ts'
+export { InvalidRecordError, type UpstreamRecord } from './records/types.ts'
 export { upsertRecords } from './records/upsert.ts'

@@ -12,11 +12,10 @@
 //
 // The statements live in runs/, one concern a file.
 
-export { type CancelRunResult, cancelRun } from './runs/cancel.ts'
+export { cancelRun } from './runs/cancel.ts'
 export { createRun } from './runs/create.ts'
 export { abandonSweep, finishSweep } from './runs/end.ts'
 export { handBackSweep, readSweepLeases } from './runs/hand-back.ts'
-export { DEFAULT_STALE_AFTER_SECONDS } from './runs/locks.ts'
 export { claimSweep, saveSweepProgress, yieldSweep } from './runs/progress.ts'
 export {
   fullSweepRunning,
@@ -24,7 +23,6 @@ export {
   fullSweepSucceededSinceRun,
   type RunFilter,
   type RunView,
-  readActiveSweeps,
   readRun,
   readRuns,
 } from './runs/read.ts'
@@ -33,8 +31,6 @@ export {
   type CoveredResource,
   type CreateRunResult,
   type EnqueueSweep,
-  type RunRequest,
-  type SavedProgress,
   type SweepEnd,
   type SweepJob,
   type SweepKey,

@@ -116,8 +116,6 @@ export function sweepWorkOptions(perService: number) {
   }
 }
 
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name']
-
 export type JobQueue = PgBoss
 
 export async function startJobQueue(connectionString: string, logger: Logger): Promise<JobQueue> {

@@ -14,8 +14,6 @@ export interface RunDeps {
   enqueue: EnqueueSweep
   /** Whether the reservation service is configured; its resources are off otherwise. */
   reservationEnabled: boolean
-  /** Unfinished sweeps silent for longer are abandoned when a new run asks for their resource. */
-  staleAfterSeconds?: number
 }
 
 export interface StartRunRequest {
@@ -76,7 +74,6 @@ export async function startRun(deps: RunDeps, request: StartRunRequest): Promise
       whenBusy: request.whenBusy,
     },
     deps.enqueue,
-    { staleAfterSeconds: deps.staleAfterSeconds },
   )
   if (result.status === 'conflict') return result
   return { status: 'started', runId: result.runId, covered: result.covered, waiting: result.waiting }

@@ -72,8 +72,6 @@ export function startDemo(args: string[]) {
   }
 }
 
-export type Demo = ReturnType<typeof startDemo>
-
 export const demo = (args: string[]) => startDemo(args).exited
 
 /** The demo's temporary folder, from its start-up lines. */

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database, RunMode } from '../schema.ts'
 import { abandonStaleSweeps } from './end.ts'
-import { DEFAULT_STALE_AFTER_SECONDS, lockResources, UNFINISHED } from './locks.ts'
+import { lockResources, STALE_AFTER_SECONDS, UNFINISHED } from './locks.ts'
 import type { CoveredResource, CreateRunResult, EnqueueSweep, RunRequest } from './types.ts'
 import { startWaitingSweep } from './waiting.ts'
 
@@ -33,18 +33,12 @@ export async function createRun(
   db: Db,
   request: RunRequest,
   enqueue: EnqueueSweep,
-  options: { staleAfterSeconds?: number } = {},
 ): Promise<CreateRunResult> {
   const resources = [...new Set(request.resources)].sort()
   if (resources.length === 0) throw new Error('a run needs at least one resource')
   return db.transaction().execute(async (trx) => {
     await lockResources(trx, resources)
-    await abandonStaleSweeps(
-      trx,
-      resources,
-      options.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS,
-      enqueue,
-    )
+    await abandonStaleSweeps(trx, resources, STALE_AFTER_SECONDS, enqueue)
     const unfinished = await unfinishedSweeps(trx, resources)
     const covered: CoveredResource[] = []
     for (const resource of resources) {

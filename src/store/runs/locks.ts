@@ -6,7 +6,7 @@ export const UNFINISHED = ['queued', 'running'] as const
 
 // A sweep writes progress after every page and every reconciled batch; one that has been silent for
 // this long lost its job (dead-lettered, expired) and would otherwise block its resource forever.
-export const DEFAULT_STALE_AFTER_SECONDS = 2 * 3600
+export const STALE_AFTER_SECONDS = 2 * 3600
 
 export function inTransaction<T>(
   db: Kysely<Database>,

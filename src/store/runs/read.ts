@@ -2,7 +2,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../database.ts'
 import type { RunStatus } from '../schema.ts'
-import { UNFINISHED } from './locks.ts'
 
 export type RunView = NonNullable<Awaited<ReturnType<typeof readRuns>>[number]>
 
@@ -70,16 +69,6 @@ export async function readRuns(db: Db, options: RunFilter = {}) {
 /** A run with its sweeps (`GET /admin/runs/:id`), or undefined. */
 export async function readRun(db: Db, id: number): Promise<RunView | undefined> {
   return (await readRuns(db, { ids: [id] }))[0]
-}
-
-/** The unfinished sweeps, oldest first. */
-export async function readActiveSweeps(db: Db) {
-  return db
-    .selectFrom('sync.run_resources')
-    .select(['run_id', 'resource', 'status', 'pages', 'records', 'started_at', 'progress_at'])
-    .where('status', 'in', UNFINISHED)
-    .orderBy('run_id')
-    .execute()
 }
 
 /** A sweep under way: running, or handed back by a process that stopped (queued, started before). */

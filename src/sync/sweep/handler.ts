@@ -13,8 +13,6 @@ import { sweepResource } from './sweep-resource.ts'
 // Old jobs outlive code: the payload is checked on entry, the resource against today's table.
 const sweepJob = z.object({ runId: z.number().int().positive(), resource: z.string().min(1) })
 
-export type SweepJobData = z.infer<typeof sweepJob>
-
 type SweepJobInput = Pick<Job<unknown>, 'id' | 'data' | 'signal'>
 
 export function createSweepHandler(deps: SweepDeps) {
