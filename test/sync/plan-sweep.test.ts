@@ -17,7 +17,6 @@ const base: SweepFacts = {
     lastRemoteCount: 100,
     lastRemoteCountAt: ago(1),
     lastVerifiedAt: ago(1),
-    lastFullSyncAt: ago(60),
     largestPage: 250,
   },
   liveRows: 100,
@@ -102,7 +101,7 @@ describe('planSweep', () => {
     ],
     [
       'walk-verified, never verified: every page',
-      { resource: bookings, state: { lastVerifiedAt: null, lastFullSyncAt: null } },
+      { resource: bookings, state: { lastVerifiedAt: null } },
       { read: 'everything', onePage: true },
     ],
     [

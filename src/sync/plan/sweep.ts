@@ -29,8 +29,8 @@ export interface SweepFacts {
     watermark: Date | null
     lastRemoteCount: number | null
     lastRemoteCountAt: Date | null
+    /** When the last complete walk ended. */
     lastVerifiedAt: Date | null
-    lastFullSyncAt: Date | null
     largestPage: number
   }
   /** Rows of the resource's table not tombstoned. */
@@ -60,9 +60,6 @@ export const verifiedByWalk = (resource: AnyResource) =>
 
 const latest = (a: Date | null, b: Date | null) => (a && b ? (a > b ? a : b) : (a ?? b))
 
-/** When the last complete walk ended (its start, for state written before that was recorded). */
-const lastVerified = (facts: SweepFacts) => facts.state.lastVerifiedAt ?? facts.state.lastFullSyncAt
-
 const due = (facts: SweepFacts, last: Date | null) =>
   verificationDue(facts.resource, last, facts.serviceCost, facts.verification, facts.now)
 
@@ -84,12 +81,12 @@ export function planSweep(facts: SweepFacts): SweepPlan {
   const onePage =
     facts.mode === 'incremental' && walked && facts.liveRows > 0 && facts.liveRows <= state.largestPage
   if (facts.mode === 'full') return { read: 'everything', onePage: false }
-  if (walked && due(facts, lastVerified(facts))) return { read: 'everything', onePage }
+  if (walked && due(facts, state.lastVerifiedAt)) return { read: 'everything', onePage }
   if (walked && !hasUpdatedAt(resource)) {
     if (onePage) return { read: 'first-page', onePage }
     return { read: 'nothing', onePage: false, reason: 'verification not due' }
   }
-  const countDue = !walked && due(facts, latest(state.lastRemoteCountAt, lastVerified(facts)))
+  const countDue = !walked && due(facts, latest(state.lastRemoteCountAt, state.lastVerifiedAt))
   if (!countDue && feedAnswers(facts)) return { read: 'nothing', onePage: false, reason: 'the feed answers' }
   return { read: 'newest', watermark: state.watermark, onePage }
 }
@@ -105,7 +102,7 @@ export function countDue(facts: SweepFacts, walked: { newer: number }): boolean 
   if (walked.newer > 0 || facts.resumed) return true
   if (state.lastRemoteCount !== facts.liveRows) return true
   if (facts.deliveredSinceCount) return true
-  return due(facts, latest(state.lastRemoteCountAt, lastVerified(facts)))
+  return due(facts, latest(state.lastRemoteCountAt, state.lastVerifiedAt))
 }
 
 /** The one read of the state that a sweep's plan is made from. */
@@ -135,7 +132,6 @@ export async function readSweepFacts(
       lastRemoteCount: state?.last_remote_count ?? null,
       lastRemoteCountAt: state?.last_remote_count_at ?? null,
       lastVerifiedAt: state?.last_verified_at ?? null,
-      lastFullSyncAt: state?.last_full_sync_at ?? null,
       largestPage: state?.largest_page ?? 0,
     },
     liveRows,
