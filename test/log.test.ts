@@ -253,7 +253,6 @@ describe('the lines of each job kind', () => {
           payload: JSON.stringify({ model: 'person', event: 'update', record_id: recordId }),
           body: null,
           reason: null,
-          job_id: null,
         }),
       )
     }

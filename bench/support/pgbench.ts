@@ -53,5 +53,5 @@ export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`
 
 /** The inbox row the receiver writes for a delivery, as one SQL statement. */
 export function inboxInsert(table: string, body: string): string {
-  return `insert into ${table} (model, event, shape, record_id, payload, status, job_id) values ('person', 'update', 'nested', :id, ${literal(body)}::jsonb, 'accepted', gen_random_uuid()::text) returning id;`
+  return `insert into ${table} (model, event, shape, record_id, payload, status) values ('person', 'update', 'nested', :id, ${literal(body)}::jsonb, 'accepted') returning id;`
 }

@@ -54,7 +54,6 @@ export function createDeliveryStore(db: Db, options: InboxWriterOptions = {}): D
       payload: (numbersFit(text) ? storableText(text) : undefined) ?? JSON.stringify(storable(parsed.json)),
       body: null,
       reason: null,
-      job_id: null,
     })
     return { outcome: 'accepted', shape: delivery.shape, inboxId }
   }

@@ -98,7 +98,6 @@ export interface InboxTable {
   body: string | null
   status: InboxStatus
   reason: string | null
-  job_id: string | null
   processed_at: Timestamp | null
   /** Times a worker took the delivery and could not apply it. */
   attempts: Generated<number>

@@ -98,8 +98,8 @@ export async function collectResourceCounts(db: Db, config: Config) {
   )
 }
 
-/** pg-boss queues whose counts mean something (deliveries are queued in the inbox, not in pg-boss). */
-export const COUNTED_QUEUES = Object.values(QUEUES).filter((queue) => queue !== QUEUES.delivery)
+/** The pg-boss queues crm-sync works (deliveries are queued in the inbox, not in pg-boss). */
+const COUNTED_QUEUES = Object.values(QUEUES)
 
 /** Counts of every pg-boss queue crm-sync works, as pg-boss's monitor last took them. */
 export async function collectQueueCounts(boss: JobQueue): Promise<Record<string, QueueCounts>> {

@@ -11,19 +11,6 @@ export const DEAD_LETTER_QUEUE = 'dead-letter'
 /** One entry per job kind. Old jobs outlive code: handlers validate their payload on entry. */
 export const QUEUES = {
   deadLetter: { name: DEAD_LETTER_QUEUE, retentionSeconds: 30 * 86_400, deleteAfterSeconds: 30 * 86_400 },
-  // Before migration 0005, one job per accepted delivery; now the inbox is the queue (see
-  // delivery/worker.ts). Kept so that jobs queued by an older version are worked off.
-  delivery: {
-    name: 'webhook-delivery',
-    policy: 'standard',
-    notify: true,
-    retryLimit: 20,
-    retryDelay: 2,
-    retryBackoff: true,
-    retryDelayMax: 300,
-    expireInSeconds: 300,
-    deadLetter: DEAD_LETTER_QUEUE,
-  },
   // Fetch one record and apply it. Stately, keyed by resource and id: a burst of deliveries for one
   // record costs one fetch in flight plus one queued, and the queued one runs after the active one.
   // A refresh of a process that died is failed once its heartbeat is 10 s stale (not at its 300 s

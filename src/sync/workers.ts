@@ -89,9 +89,6 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       deps.onDeliveryApplied?.(resource, source, receivedAt)
     },
   })
-  // Delivery jobs queued before the inbox became the queue (migration 0005): their rows are taken
-  // from the inbox like any other, so the jobs themselves have nothing left to do.
-  await boss.work(QUEUES.delivery.name, { pollingIntervalSeconds: 30 }, async () => {})
   // Refreshes wait for the shared request budget; more of them in flight only queue up there.
   await boss.work(
     QUEUES.refresh.name,

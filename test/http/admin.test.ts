@@ -320,7 +320,6 @@ describe('GET /admin/status', () => {
     expect(Object.keys(status.queues).sort()).toEqual(
       Object.values(QUEUES)
         .map((q) => q.name)
-        .filter((name) => name !== QUEUES.delivery.name)
         .sort(),
     )
     for (const counts of Object.values(status.queues)) {

@@ -20,6 +20,7 @@ import {
 import { upsertRecords } from '../../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, type RunView } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
+import { DELIVERY_KIND } from '../../src/sync/delivery/worker.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { runEndedBy } from '../../src/sync/sweep/run-end.ts'
 import {
@@ -284,8 +285,8 @@ describe('gauges read from the database at each scrape', () => {
       body: null,
     }
     const ids = [
-      await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null }),
-      await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null }),
+      await insertAcceptedDelivery(database.db, { ...delivery, reason: null }),
+      await insertAcceptedDelivery(database.db, { ...delivery, reason: null }),
     ]
     let text = await metrics.scrape()
     expect(sampleOf(text, 'crm_sync_inbox_depth')).toBe(2)
@@ -309,7 +310,6 @@ describe('gauges read from the database at each scrape', () => {
       payload: null,
       body,
       reason: 'not JSON',
-      job_id: null,
     })
     expect(sampleOf(await metrics.scrape(), 'crm_sync_inbox_bytes')).toBeGreaterThanOrEqual(
       before + 384 * 1024,
@@ -326,9 +326,7 @@ describe('gauges read from the database at each scrape', () => {
     let text = await metrics.scrape()
     expect(sampleOf(text, 'crm_sync_queue_jobs', { ...refresh, state: 'queued' })).toBe(0)
     // Deliveries wait in the inbox (crm_sync_inbox_depth), not in a pg-boss queue.
-    expect(
-      sampleOf(text, 'crm_sync_queue_jobs', { queue: QUEUES.delivery.name, state: 'queued' }),
-    ).toBeUndefined()
+    expect(sampleOf(text, 'crm_sync_queue_jobs', { queue: DELIVERY_KIND, state: 'queued' })).toBeUndefined()
     Object.assign(counts, { queuedCount: 12, activeCount: 4, failedCount: 1 })
     text = await metrics.scrape()
     expect(sampleOf(text, 'crm_sync_queue_jobs', { ...refresh, state: 'queued' })).toBe(12)
@@ -433,7 +431,7 @@ describe('the running service', () => {
         'crm_sync_webhook_deliveries_total',
         { model: 'person', event: 'create', shape: 'lean', outcome: 'accepted' },
       ],
-      ['crm_sync_jobs_total', { kind: QUEUES.delivery.name, outcome: 'completed' }],
+      ['crm_sync_jobs_total', { kind: DELIVERY_KIND, outcome: 'completed' }],
       ['crm_sync_jobs_total', { kind: QUEUES.refresh.name, outcome: 'completed' }],
       ['crm_sync_jobs_total', { kind: QUEUES.sweep.name, outcome: 'completed' }],
       ['crm_sync_records_applied_total', { resource: 'crm.people', source: 'fetch' }],

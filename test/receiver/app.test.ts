@@ -247,7 +247,7 @@ describe('bad input', () => {
     const { error } = (await response.json()) as { error: string }
     expect(error).toMatch(reason)
     const row = await latestRejected()
-    expect(row).toMatchObject({ model: 'person', event: 'update', reason: error, job_id: null })
+    expect(row).toMatchObject({ model: 'person', event: 'update', reason: error })
     expect(row.payload ?? row.body).toEqual(row.payload === null ? body : JSON.parse(body))
   })
 

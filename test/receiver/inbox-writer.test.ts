@@ -27,7 +27,6 @@ const delivery = (recordId: number, payload = JSON.stringify({ record_id: record
   payload,
   body: null,
   reason: null,
-  job_id: null,
 })
 
 describe('the inbox writer', () => {

@@ -48,7 +48,6 @@ function store(event: string, shape: string, recordId: number, payload: unknown)
     payload: JSON.stringify(payload),
     body: null,
     reason: null,
-    job_id: null,
   })
 }
 
@@ -251,7 +250,6 @@ describe('a batch of deliveries', () => {
       payload: '{}',
       body: null,
       reason: null,
-      job_id: null,
     })
     expect(await drain().drainOnce()).toBe(1)
     expect(await inbox(id)).toMatchObject({ status: 'processed' })

@@ -13,6 +13,7 @@ import {
 import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, saveSweepProgress } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
+import { DELIVERY_KIND } from '../../src/sync/delivery/worker.ts'
 import { collectStatus } from '../../src/sync/engine-status.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { useTestDatabase } from '../support/database.ts'
@@ -142,11 +143,11 @@ describe('collectStatus', () => {
       payload: '{}',
       body: null,
     }
-    await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null })
-    const processed = await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null })
+    await insertAcceptedDelivery(database.db, { ...delivery, reason: null })
+    const processed = await insertAcceptedDelivery(database.db, { ...delivery, reason: null })
     await markDeliveryProcessed(database.db, processed)
-    await insertRejectedDelivery(database.db, { ...delivery, reason: 'no usable record id', job_id: null })
-    await insertAcceptedDelivery(database.db, { ...delivery, reason: null, job_id: null })
+    await insertRejectedDelivery(database.db, { ...delivery, reason: 'no usable record id' })
+    await insertAcceptedDelivery(database.db, { ...delivery, reason: null })
     await sql`update sync.inbox set status = 'failed' where id = (select max(id) from sync.inbox)`.execute(
       database.db,
     )
@@ -157,13 +158,13 @@ describe('collectStatus', () => {
       select pg_total_relation_size('sync.inbox') as bytes`.execute(database.db)
     expect(status.inbox_bytes).toBe(rows[0]?.bytes)
     expect(status.inbox_bytes).toBeGreaterThan(0)
-    // Deliveries wait in the inbox, not in pg-boss: the legacy delivery queue is not listed.
+    // Deliveries wait in the inbox, not in pg-boss: no delivery queue is listed.
     expect(Object.keys(status.queues).sort()).toEqual(
       Object.values(QUEUES)
         .map((queue) => queue.name)
-        .filter((name) => name !== QUEUES.delivery.name)
         .sort(),
     )
+    expect(status.queues).not.toHaveProperty(DELIVERY_KIND)
     expect(status.queues[QUEUES.refresh.name]).toEqual({
       queued: expect.any(Number),
       active: expect.any(Number),

@@ -88,7 +88,6 @@ const delivered = (id: number) =>
     payload: JSON.stringify({ model: 'person', event: 'update', record_id: id }),
     body: null,
     reason: null,
-    job_id: null,
   })
 
 /** Milliseconds from the arrival of delivery `inboxId` to the request of the fetch that wrote the row. */

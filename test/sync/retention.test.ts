@@ -47,7 +47,6 @@ const delivery = {
   payload: '{}',
   body: null,
   reason: null,
-  job_id: null,
 }
 
 /** A delivery received `receivedDaysAgo` and, when processed, applied `processedDaysAgo`. */

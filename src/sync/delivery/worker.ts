@@ -4,12 +4,11 @@
 import { withLogContext } from '../../log.ts'
 import type { Db } from '../../store/database.ts'
 import { claimDeliveries, type InboxRow, recordDeliveryFailure } from '../../store/inbox.ts'
-import { QUEUES } from '../job-queue.ts'
 import type { SyncObserver } from '../observer.ts'
 import { type AppliedDelivery, applyDeliveries, type DeliveryDeps } from './apply.ts'
 
 /** The kind under which deliveries are counted in `crm_sync_jobs_total`, as when they were pg-boss jobs. */
-export const DELIVERY_KIND = QUEUES.delivery.name
+export const DELIVERY_KIND = 'webhook-delivery'
 
 export interface DeliveryWorkerDeps extends DeliveryDeps {
   db: Db
