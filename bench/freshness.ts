@@ -195,7 +195,6 @@ async function measurePoint(ctx: Context, settings: PointSettings) {
       HOOK_OBJECT_TYPE: 'lean',
       INCREMENTAL_SYNC_INTERVAL: lifted ? '86400' : String(intervalSeconds),
       CRM_RATE_LIMIT: lifted ? '10000' : String(BUDGET.requests),
-      CRM_RATE_WINDOW_SECONDS: String(BUDGET.windowSeconds),
     },
   })
   try {

@@ -17,7 +17,7 @@ import { DELIVERY_BUDGET_MS } from './receiver/inbox-writer.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
 import { collectStatus } from './sync/engine-status.ts'
 import { type JobQueue, startJobQueue } from './sync/job-queue.ts'
-import { sweepEnqueuer } from './sync/runs.ts'
+import { runDeps, sweepEnqueuer } from './sync/runs.ts'
 import { startWorkers, type Workers } from './sync/workers.ts'
 
 /** 'deadline': the stop had to cut connections or leave work unfinished to end in time. */
@@ -99,11 +99,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       ? createAdminApi({
           token: config.adminToken,
           db: database.db,
-          runs: {
-            db: database.db,
-            enqueue: sweepEnqueuer(queue),
-            reservationEnabled: config.reservation !== null,
-          },
+          runs: runDeps(config, database.db, sweepEnqueuer(queue)),
           status: () => collectStatus({ db: database.db, boss: queue, config }),
           logger,
         })
@@ -114,7 +110,12 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       hooks = keepHooksRegistered(
         database.db,
         clients.crm,
-        { publicUrl: config.publicUrl, secret: config.webhookSecret, objectType: config.hookObjectType },
+        {
+          publicUrl: config.publicUrl,
+          secret: config.webhookSecret,
+          objectType: config.hookObjectType,
+          resources: config.resources,
+        },
         logger,
         {
           checks: { boss: queue, intervalSeconds: config.hooksCheckIntervalSeconds },

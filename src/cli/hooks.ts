@@ -64,6 +64,7 @@ async function hooks(config: Config, loggers: Loggers, args: string[], json: boo
         publicUrl: config.publicUrl as string,
         secret: config.webhookSecret as string,
         objectType: config.hookObjectType,
+        resources: config.resources,
       })
       const summary = {
         created: result.created.length,

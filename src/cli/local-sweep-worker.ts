@@ -49,7 +49,7 @@ export async function sweepHere(deps: {
       logger,
       metrics: createUpstreamMetrics(),
       enqueue: sweepEnqueuer(boss),
-      queueChecks: recordChecks(boss, config.refreshCoalesceSeconds),
+      queueChecks: recordChecks(boss, config.refreshCoalesceSeconds, new Set(config.resources)),
     }),
   )
   const running = new Map<string, LocalSweep>()

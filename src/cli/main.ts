@@ -1,7 +1,7 @@
 // The `crm-sync` command line: finds the command, parses its options, then the configuration (once),
 // and runs it. Exit codes: 0 done, 1 failed, 2 invalid configuration or usage, 130 interrupted.
 import { parseArgs } from 'node:util'
-import { type Config, ConfigError, loadConfig } from '../config/index.ts'
+import { type Config, ConfigError, loadConfig, REMOVED_VARIABLES } from '../config/index.ts'
 import { configSecrets, secretScrubber } from '../log.ts'
 import { checkCommand } from './check.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
@@ -108,6 +108,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const verbose = parsed.values.verbose === true
   const { logger, logs } = commandLogger(command, config, verbose)
+  for (const variable of config.removed)
+    logger.warn({ variable }, `${variable} is no longer read: ${REMOVED_VARIABLES[variable]}`)
   // Printed past the logger's masking: scrubbed here of the secrets, and of the secret parts of URLs.
   const scrub = secretScrubber(configSecrets(config))
   for (const line of targetLines(config)) console.error(scrub(line))

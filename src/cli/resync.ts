@@ -5,7 +5,7 @@ import { resourceNames } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
 import { migrateToLatest } from '../store/migrate.ts'
 import { type JobQueue, startJobQueue } from '../sync/job-queue.ts'
-import { RunRequestError, startRun, sweepEnqueuer } from '../sync/runs.ts'
+import { RunRequestError, runDeps, startRun, sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, stringList, UsageError } from './command.ts'
 import { quieter } from './command-logger.ts'
 import { openCommandDatabase } from './database.ts'
@@ -83,7 +83,7 @@ async function startAndFollow(session: Session): Promise<number> {
   const { config, values, json, db, boss } = session
   const mode = values.full ? 'full' : 'incremental'
   const names = stringList(values.resource)
-  const runs = { db, enqueue: sweepEnqueuer(boss), reservationEnabled: config.reservation !== null }
+  const runs = runDeps(config, db, sweepEnqueuer(boss))
   const started = await startRun(runs, {
     mode,
     resources: names.length ? names : undefined,

@@ -4,7 +4,7 @@ import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { z } from 'zod'
-import { HOOK_OBJECT_TYPES } from '../resources/index.ts'
+import { HOOK_OBJECT_TYPES, type ResourceName, resources } from '../resources/index.ts'
 
 export { HOOK_OBJECT_TYPES }
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -62,6 +62,36 @@ const cron = z
     'must be a cron expression of five fields, e.g. "0 3 * * *"',
   )
 
+// What used to be variables and is now fixed: upstream facts and tuning an operator never needed.
+const TUNING = {
+  // How far before the start of the previous successful sweep an incremental sweep reaches back: room
+  // for whole-second timestamps, clock skew between the upstream and PostgreSQL, and slow commits.
+  lookbackSeconds: 300,
+  // Both upstreams count their 50 requests in windows of 10 s (the reservation service's are assumed).
+  rateWindowSeconds: 10,
+  // The reservation service's largest page is not published: the CRM's practical 250 is asked for, and
+  // a shorter page teaches the walk the real size.
+  reservationPageSize: 250,
+  // A walk that reads more pages than this stops with an error rather than loop on a broken upstream.
+  maxPages: 10_000,
+  // A record that changes again within this many seconds is refreshed once per slot of that length.
+  refreshCoalesceSeconds: 5,
+  // The share of each upstream's budget that incremental sweeps may spend on average verifying what
+  // their newest pages cannot show: counts, and complete walks of resources without a count route.
+  verificationBudgetPercent: 50,
+}
+
+/** Variables no longer read, and what stands in their place: one warning each when set, never a refusal. */
+export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
+  SYNC_LOOKBACK_SECONDS: 'incremental sweeps read back 300 s',
+  CRM_RATE_WINDOW_SECONDS: 'the CRM counts CRM_RATE_LIMIT requests per 10 s',
+  RESERVATION_RATE_WINDOW_SECONDS: 'the reservation service counts RESERVATION_RATE_LIMIT requests per 10 s',
+  RESERVATION_PAGE_SIZE: 'pages of 250 are asked for; a shorter page teaches the walk the real size',
+  UPSTREAM_MAX_PAGES: 'a walk stops at 10,000 pages',
+  REFRESH_COALESCE_SECONDS: 'a changing record is refreshed at most once per 5 s',
+  RECONCILE_BUDGET_PERCENT: 'verification spends at most half of each budget',
+}
+
 const environment = z.object({
   CRM_BASE_URL: httpUrl,
   // Shorter keys are not plausible, and could not be told apart from ordinary text in error messages.
@@ -85,6 +115,9 @@ const environment = z.object({
   HOOK_OBJECT_TYPE: z
     .enum(HOOK_OBJECT_TYPES, `must be one of ${HOOK_OBJECT_TYPES.join(', ')}`)
     .default('lean'),
+  // Which resources to mirror: qualified names (crm.people) or every resource of a schema (crm.*,
+  // reservations.*), comma-separated; unset: every resource of the services configured.
+  MIRROR_RESOURCES: z.string().optional(),
   INCREMENTAL_SYNC_INTERVAL: integer(10, 86_400).default(300),
   // Seconds between reads of the CRM's activity log (one request when nothing changed), which queue a
   // refresh of every record it names as changed: tasks and notes have no webhooks. 0: no feed.
@@ -100,9 +133,6 @@ const environment = z.object({
     .refine((seconds) => seconds === 0 || seconds >= 10, 'must be 0 (off) or from 10 to 86400')
     .default(300),
   FULL_SYNC_CRON: cron.default('0 3 * * *'),
-  // How far before the start of the previous successful sweep an incremental sweep reaches back: room
-  // for whole-second timestamps, clock skew between the upstream and PostgreSQL, and slow commits.
-  SYNC_LOOKBACK_SECONDS: integer(1, 86_400).default(300),
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),
@@ -112,25 +142,16 @@ const environment = z.object({
   // teaches the walk the real size.
   CRM_AUTH: z.enum(CRM_AUTH_MODES, `must be one of ${CRM_AUTH_MODES.join(', ')}`).default('header'),
   CRM_RATE_LIMIT: integer(1, 10_000).default(50),
-  CRM_RATE_WINDOW_SECONDS: integer(1, 3600).default(10),
   CRM_PAGE_SIZE: integer(1, 5000).default(500),
   RESERVATION_RATE_LIMIT: integer(1, 10_000).default(50),
-  RESERVATION_RATE_WINDOW_SECONDS: integer(1, 3600).default(10),
-  RESERVATION_PAGE_SIZE: integer(1, 5000).default(250),
   RESERVATION_ORDER_SPELLING: z
     .enum(ORDER_SPELLINGS, `must be one of ${ORDER_SPELLINGS.join(', ')}`)
     .default('underscore'),
   UPSTREAM_TIMEOUT_SECONDS: integer(1, 600).default(30),
   UPSTREAM_MAX_RETRIES: integer(0, 20).default(4),
-  UPSTREAM_MAX_PAGES: integer(1, 1_000_000).default(10_000),
-  // A record that changes again within this many seconds is refreshed once per slot of that length.
-  REFRESH_COALESCE_SECONDS: integer(1, 3600).default(5),
   // A refresh waits until its record has had no delivery for this long (at most one coalescing slot):
   // a burst of changes that arrives over seconds costs one fetch, after its last delivery.
   REFRESH_QUIET_MS: integer(0, 60_000).default(500),
-  // The share of each upstream's budget that incremental sweeps may spend on average verifying what
-  // their newest pages cannot show: counts, and complete walks of resources without a count route.
-  RECONCILE_BUDGET_PERCENT: integer(1, 100).default(50),
   // Days the inbox keeps deliveries once done with (applied; rejected or given up, kept longer for
   // inspection and a replay) and sync.runs keeps finished runs; 0 keeps them for ever.
   INBOX_PROCESSED_RETENTION_DAYS: integer(0, 3650).default(7),
@@ -168,10 +189,53 @@ function crossProblems(env: Record<string, string>): string[] {
     problems.push('WEBHOOK_SECRET_PREVIOUS must differ from WEBHOOK_SECRET')
   if (env.METRICS_REQUIRE_TOKEN === 'true' && !env.ADMIN_TOKEN)
     problems.push('ADMIN_TOKEN is required when METRICS_REQUIRE_TOKEN is true')
+  problems.push(...mirroredResources(env).problems)
   return problems
 }
 
-export type Config = ReturnType<typeof toConfig>
+/** A schema's wildcard (`crm.*`) or a qualified name, and the resources it stands for. */
+function resourcesNamed(item: string) {
+  const wildcard = /^([a-z_]+)\.\*$/.exec(item)
+  return resources.filter((resource) =>
+    wildcard ? resource.name.startsWith(`${wildcard[1]}.`) : resource.name === item,
+  )
+}
+
+/**
+ * The resources MIRROR_RESOURCES selects, in the table's order (every resource of the services
+ * configured when unset), and what is wrong with it.
+ */
+function mirroredResources(env: {
+  RESERVATION_BASE_URL?: string
+  RESERVATION_API_KEY?: string
+  MIRROR_RESOURCES?: string
+}) {
+  const reservation = Boolean(env.RESERVATION_BASE_URL && env.RESERVATION_API_KEY)
+  const configured = resources.filter((resource) => resource.service === 'crm' || reservation)
+  if (env.MIRROR_RESOURCES === undefined) return { names: configured.map((r) => r.name), problems: [] }
+  const problems: string[] = []
+  const chosen = new Set<ResourceName>()
+  const items = env.MIRROR_RESOURCES.split(',').map((item) => item.trim())
+  for (const item of items) {
+    const named = resourcesNamed(item)
+    if (named.length === 0) {
+      problems.push(
+        `MIRROR_RESOURCES names "${item.slice(0, 60)}", which is no resource: give qualified names such as crm.people, or crm.* and reservations.*, separated by commas`,
+      )
+    } else if (named.some((resource) => resource.service === 'reservation') && !reservation) {
+      problems.push(
+        `MIRROR_RESOURCES names ${item}, but RESERVATION_BASE_URL and RESERVATION_API_KEY are not set`,
+      )
+    }
+    for (const resource of named) chosen.add(resource.name)
+  }
+  return { names: resources.filter((resource) => chosen.has(resource.name)).map((r) => r.name), problems }
+}
+
+export type Config = ReturnType<typeof toConfig> & {
+  /** Variables set that are no longer read (REMOVED_VARIABLES): the start warns of each. */
+  removed: readonly string[]
+}
 
 function toConfig(env: z.output<typeof environment>) {
   return {
@@ -190,6 +254,8 @@ function toConfig(env: z.output<typeof environment>) {
     metricsRequireToken: env.METRICS_REQUIRE_TOKEN,
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     hookObjectType: env.HOOK_OBJECT_TYPE,
+    // The resources mirrored (MIRROR_RESOURCES), in the table's order.
+    resources: mirroredResources(env).names,
     incrementalSyncIntervalSeconds: env.INCREMENTAL_SYNC_INTERVAL,
     // 0: the activity feed is off.
     activityPollSeconds: env.ACTIVITY_POLL_SECONDS,
@@ -198,13 +264,13 @@ function toConfig(env: z.output<typeof environment>) {
     // 0: no periodic checks.
     hooksCheckIntervalSeconds: env.HOOKS_CHECK_INTERVAL,
     fullSyncCron: env.FULL_SYNC_CRON,
-    syncLookbackSeconds: env.SYNC_LOOKBACK_SECONDS,
+    syncLookbackSeconds: TUNING.lookbackSeconds,
     logLevel: env.LOG_LEVEL,
     dataDir: resolve(env.DATA_DIR),
     embeddedPostgresPort: env.EMBEDDED_POSTGRES_PORT ?? null,
-    refreshCoalesceSeconds: env.REFRESH_COALESCE_SECONDS,
+    refreshCoalesceSeconds: TUNING.refreshCoalesceSeconds,
     refreshQuietMs: env.REFRESH_QUIET_MS,
-    reconcileBudgetPercent: env.RECONCILE_BUDGET_PERCENT,
+    reconcileBudgetPercent: TUNING.verificationBudgetPercent,
     // null: off.
     mirrorPublication: env.MIRROR_PUBLICATION === 'off' ? null : env.MIRROR_PUBLICATION,
     // Days after which rows are pruned; null: kept for ever.
@@ -217,17 +283,17 @@ function toConfig(env: z.output<typeof environment>) {
     upstream: {
       timeoutSeconds: env.UPSTREAM_TIMEOUT_SECONDS,
       maxRetries: env.UPSTREAM_MAX_RETRIES,
-      maxPages: env.UPSTREAM_MAX_PAGES,
+      maxPages: TUNING.maxPages,
       crm: {
         auth: env.CRM_AUTH,
         requests: env.CRM_RATE_LIMIT,
-        windowSeconds: env.CRM_RATE_WINDOW_SECONDS,
+        windowSeconds: TUNING.rateWindowSeconds,
         pageSize: env.CRM_PAGE_SIZE,
       },
       reservation: {
         requests: env.RESERVATION_RATE_LIMIT,
-        windowSeconds: env.RESERVATION_RATE_WINDOW_SECONDS,
-        pageSize: env.RESERVATION_PAGE_SIZE,
+        windowSeconds: TUNING.rateWindowSeconds,
+        pageSize: TUNING.reservationPageSize,
         orderSpelling: env.RESERVATION_ORDER_SPELLING,
       },
     },
@@ -261,7 +327,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     problems.push(`${name} ${message}`)
   }
   if (!result.success || problems.length > 0) throw new ConfigError([...new Set(problems)].sort())
-  return toConfig(result.data as z.output<typeof environment>)
+  const removed = Object.keys(present).filter((name) => Object.hasOwn(REMOVED_VARIABLES, name))
+  return { ...toConfig(result.data as z.output<typeof environment>), removed }
 }
 
 /** `process.env` over the variables of `.env` in the working directory, if that file exists. */

@@ -5,7 +5,14 @@
 // Replicas starting together are serialised by a PostgreSQL advisory lock.
 import { sql } from 'kysely'
 import type { CrmClient, Hook, NewHook } from '../api-client/crm.ts'
-import { type HookObjectType, hookIncludes, WEBHOOK_EVENTS, WEBHOOK_MODELS } from '../resources/index.ts'
+import {
+  type HookObjectType,
+  hookIncludes,
+  resourceByWebhookModel,
+  WEBHOOK_EVENTS,
+  WEBHOOK_MODELS,
+  type WebhookModel,
+} from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
 import { webhookPath } from './app.ts'
 
@@ -15,6 +22,8 @@ export interface HookSettings {
   publicUrl: string
   secret: string
   objectType: HookObjectType
+  /** The resources mirrored (MIRROR_RESOURCES): hooks only for their models; every model if not given. */
+  resources?: readonly string[]
 }
 
 export interface RegistrationResult {
@@ -51,7 +60,9 @@ const normaliseIncludes = (value: string | null | undefined) =>
 
 export function desiredHooks(settings: HookSettings): NewHook[] {
   const base = settings.publicUrl.replace(/\/+$/, '')
-  return WEBHOOK_MODELS.flatMap((model) =>
+  const mirrored = (model: WebhookModel) =>
+    settings.resources?.includes(resourceByWebhookModel(model)?.name ?? '') ?? true
+  return WEBHOOK_MODELS.filter(mirrored).flatMap((model) =>
     WEBHOOK_EVENTS.map((event) => {
       const includes = hookIncludes(model, settings.objectType)
       return {

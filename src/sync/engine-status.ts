@@ -10,7 +10,7 @@ import {
 } from '../store/status-queries.ts'
 import { countLiveRows, readResourceStates } from '../store/sync-state.ts'
 import { type JobQueue, QUEUES } from './job-queue.ts'
-import { enabledResources } from './runs.ts'
+import { mirroredResources } from './runs.ts'
 
 export interface ResourceStatus {
   resource: string
@@ -80,7 +80,10 @@ const iso = (value: Date | string | null | undefined): string | null =>
 
 /** Live rows and the last remote count of each enabled resource (also what /metrics reports as drift). */
 export async function collectResourceCounts(db: Db, config: Config) {
-  const resources = enabledResources(config.reservation !== null)
+  const resources = mirroredResources({
+    reservationEnabled: config.reservation !== null,
+    resources: config.resources,
+  })
   const states = new Map((await readResourceStates(db)).map((state) => [state.resource, state]))
   return Promise.all(
     resources.map(async (resource) => {

@@ -176,8 +176,14 @@ export type QueueRecordChecks = (
  * Record checks as refresh jobs: one per record, however many ask for it (see `enqueueRefresh`). A check
  * is asked now: a fetch of the record sent later (a sweep's page, its reconciliation) answers it.
  */
-export function recordChecks(boss: JobQueue, coalesceSeconds: number): QueueRecordChecks {
+export function recordChecks(
+  boss: JobQueue,
+  coalesceSeconds: number,
+  mirrored?: ReadonlySet<string>,
+): QueueRecordChecks {
   return async (trx, resource, ids) => {
+    // A resource MIRROR_RESOURCES leaves out is not synced: its rows stay as last synced.
+    if (mirrored && !mirrored.has(resource)) return
     const askedAt = new Date().toISOString()
     for (const id of ids)
       await enqueueRefresh(boss, trx, { resource, id, askedAt, cascade: true }, coalesceSeconds)

@@ -3,6 +3,7 @@
 // its job is sent in the transaction that ends the other one (store/runs.ts). So a run never exists
 // without a way to its jobs, nor a job without its run.
 import type { Kysely } from 'kysely'
+import type { Config } from '../config/index.ts'
 import { type AnyResource, findResource, resources } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
 import { type CoveredResource, type CreateRunResult, createRun, type EnqueueSweep } from '../store/runs.ts'
@@ -14,6 +15,8 @@ export interface RunDeps {
   enqueue: EnqueueSweep
   /** Whether the reservation service is configured; its resources are off otherwise. */
   reservationEnabled: boolean
+  /** The resources mirrored (MIRROR_RESOURCES); every resource of the services configured if not given. */
+  resources?: readonly string[]
 }
 
 export interface StartRunRequest {
@@ -43,18 +46,31 @@ export class RunRequestError extends Error {
   override name = 'RunRequestError'
 }
 
-export function enabledResources(reservationEnabled: boolean): AnyResource[] {
-  return resources.filter((resource) => resource.service === 'crm' || reservationEnabled)
+/** The resources runs sweep: those mirrored, of the services configured. */
+export function mirroredResources(deps: Pick<RunDeps, 'reservationEnabled' | 'resources'>): AnyResource[] {
+  return resources.filter(
+    (resource) =>
+      (resource.service === 'crm' || deps.reservationEnabled) &&
+      (deps.resources === undefined || deps.resources.includes(resource.name)),
+  )
+}
+
+/** What runs need of the configuration. */
+export function runDeps(config: Config, db: Db, enqueue: EnqueueSweep): RunDeps {
+  return { db, enqueue, reservationEnabled: config.reservation !== null, resources: config.resources }
 }
 
 function chosenResources(deps: RunDeps, names: readonly string[] | undefined): string[] {
-  if (!names) return enabledResources(deps.reservationEnabled).map((resource) => resource.name)
+  if (!names) return mirroredResources(deps).map((resource) => resource.name)
   if (names.length === 0) throw new RunRequestError('no resources given')
   for (const name of names) {
     const resource = findResource(name)
     if (!resource) throw new RunRequestError(`unknown resource ${name}`)
     if (resource.service === 'reservation' && !deps.reservationEnabled) {
       throw new RunRequestError(`${name} is off: RESERVATION_BASE_URL and RESERVATION_API_KEY are not set`)
+    }
+    if (deps.resources && !deps.resources.includes(name)) {
+      throw new RunRequestError(`${name} is not mirrored: MIRROR_RESOURCES leaves it out`)
     }
   }
   return [...names]

@@ -8,7 +8,7 @@ import type { Logger } from '../log.ts'
 import { startWaitingSweeps } from '../store/runs.ts'
 import type { RunMode } from '../store/schema.ts'
 import { HEARTBEAT_REFRESH_SECONDS, type JobQueue, QUEUES } from './job-queue.ts'
-import { enabledResources, type RunDeps, type StartRunResult, startRun } from './runs.ts'
+import { mirroredResources, type RunDeps, type StartRunResult, startRun } from './runs.ts'
 
 export interface ScheduleDeps {
   boss: JobQueue
@@ -24,7 +24,7 @@ const polling = {
   heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS,
 }
 
-const enabledNames = (runs: RunDeps) => enabledResources(runs.reservationEnabled).map((r) => r.name)
+const enabledNames = (runs: RunDeps) => mirroredResources(runs).map((r) => r.name)
 
 /**
  * The run a schedule starts: an incremental one leaves out the resources that are being swept (or have

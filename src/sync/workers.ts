@@ -24,7 +24,7 @@ import { quietOptions } from './plan/refresh.ts'
 import { createCatchUp } from './refresh/catch-up.ts'
 import { createRefreshHandler, type RefreshHandlerDeps } from './refresh/handler.ts'
 import { startRetention } from './retention.ts'
-import { sweepEnqueuer } from './runs.ts'
+import { runDeps, sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
 import { sweepDepsFrom } from './sweep/context.ts'
 import { createSweepHandler } from './sweep/handler.ts'
@@ -77,12 +77,14 @@ function instrumented<J>(kind: string, handler: (jobs: J[]) => Promise<void>, ob
 export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const { db, boss, clients, config, logger, metrics, observer } = deps
   const applied = observer?.recordsApplied?.bind(observer)
-  const queueChecks = recordChecks(boss, config.refreshCoalesceSeconds)
+  const mirrored = new Set<string>(config.resources)
+  const queueChecks = recordChecks(boss, config.refreshCoalesceSeconds, mirrored)
   const deliveries = startDeliveryWorker({
     db,
     boss,
     logger: logger.child({ queue: DELIVERY_KIND }),
     refreshCoalesceSeconds: config.refreshCoalesceSeconds,
+    mirrored,
     observer,
     onApplied: ({ resource, source, receivedAt }) => {
       applied?.(resource, source, 1, receivedAt)
@@ -146,7 +148,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   )
   const schedules = await startSchedules({
     boss,
-    runs: { db, enqueue, reservationEnabled: config.reservation !== null },
+    runs: runDeps(config, db, enqueue),
     incrementalIntervalSeconds: config.incrementalSyncIntervalSeconds,
     fullSyncCron: config.fullSyncCron,
     logger,

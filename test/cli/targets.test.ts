@@ -80,6 +80,25 @@ describe('the first lines of every command', () => {
   }, 90_000)
 })
 
+describe('a variable no longer read', () => {
+  it('gets one warning naming it, and the command goes on', async () => {
+    const cwd = await workdir()
+    const env = {
+      ...crm(),
+      DATABASE_URL: database.url,
+      SYNC_LOOKBACK_SECONDS: '5',
+      RECONCILE_BUDGET_PERCENT: '20',
+    }
+    const result = await cli(['check'], env, cwd)
+    const output = result.stdout + result.stderr
+    expect(
+      output.match(/SYNC_LOOKBACK_SECONDS is no longer read: incremental sweeps read back 300 s/g),
+    ).toHaveLength(1)
+    expect(output.match(/RECONCILE_BUDGET_PERCENT is no longer read/g)).toHaveLength(1)
+    expect(output).toMatch(/^ok\s+crm\s+/m)
+  }, 30_000)
+})
+
 describe('commands that read', () => {
   it('create no embedded cluster where there is none, and say where they looked', async () => {
     const cwd = await workdir()

@@ -292,3 +292,56 @@ describe('MIRROR_PUBLICATION (issue 21)', () => {
       ])
   })
 })
+
+describe('MIRROR_RESOURCES', () => {
+  const reservation = { RESERVATION_BASE_URL: 'https://res.example.com', RESERVATION_API_KEY: 'res-key-123' }
+
+  it('mirrors every resource of the services configured by default', () => {
+    const crmOnly = parseConfig(minimal).resources
+    expect(crmOnly).toContain('crm.people')
+    expect(crmOnly.every((name) => name.startsWith('crm.'))).toBe(true)
+    const both = parseConfig({ ...minimal, ...reservation }).resources
+    expect(both).toEqual([
+      ...crmOnly,
+      'reservations.contacts',
+      'reservations.bookings',
+      'reservations.tags',
+      'reservations.webforms',
+    ])
+  })
+
+  it('takes qualified names and a schema with .*, in the table order, each once', () => {
+    const config = parseConfig({
+      ...minimal,
+      ...reservation,
+      MIRROR_RESOURCES: 'reservations.*, crm.deals,crm.people, crm.people',
+    })
+    expect(config.resources).toEqual([
+      'crm.people',
+      'crm.deals',
+      'reservations.contacts',
+      'reservations.bookings',
+      'reservations.tags',
+      'reservations.webforms',
+    ])
+  })
+
+  it('names what is no resource, and a reservation resource without the service', () => {
+    expect(
+      problemsOf({ ...minimal, MIRROR_RESOURCES: 'crm.people,crm.persons,reservations.bookings' }),
+    ).toEqual([
+      'MIRROR_RESOURCES names "crm.persons", which is no resource: give qualified names such as crm.people, or crm.* and reservations.*, separated by commas',
+      'MIRROR_RESOURCES names reservations.bookings, but RESERVATION_BASE_URL and RESERVATION_API_KEY are not set',
+    ])
+    expect(problemsOf({ ...minimal, MIRROR_RESOURCES: ',' })).toHaveLength(1)
+  })
+})
+
+describe('variables no longer read', () => {
+  it('are named in the configuration, never refused', () => {
+    const config = parseConfig({ ...minimal, SYNC_LOOKBACK_SECONDS: '5', UPSTREAM_MAX_PAGES: 'not a number' })
+    expect(config.removed).toEqual(['SYNC_LOOKBACK_SECONDS', 'UPSTREAM_MAX_PAGES'])
+    expect(config.syncLookbackSeconds).toBe(300)
+    expect(parseConfig(minimal).removed).toEqual([])
+  })
+})

@@ -15,7 +15,7 @@ import {
   type SweepJob,
 } from '../../src/store/runs.ts'
 import { QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
-import { enabledResources, RunRequestError, startRun, sweepEnqueuer } from '../../src/sync/runs.ts'
+import { mirroredResources, RunRequestError, startRun, sweepEnqueuer } from '../../src/sync/runs.ts'
 import { scheduledRun } from '../../src/sync/schedules.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
@@ -125,7 +125,9 @@ describe('starting runs', () => {
 
   it('takes every enabled resource by default and refuses unknown or switched-off ones', async () => {
     const crmNames = resourceNames.filter((name) => name.startsWith('crm.'))
-    expect(enabledResources(false).map((resource) => resource.name)).toEqual(crmNames)
+    expect(mirroredResources({ reservationEnabled: false }).map((resource) => resource.name)).toEqual(
+      crmNames,
+    )
     const jobs: { resource: string }[] = []
     const deps = {
       db: database.db,
@@ -143,6 +145,24 @@ describe('starting runs', () => {
     await expect(
       startRun(deps, { mode: 'full', resources: ['reservations.contacts'], requestedBy: 'test' }),
     ).rejects.toThrow(/RESERVATION_BASE_URL/)
+  })
+
+  it('takes only the resources MIRROR_RESOURCES selects, and refuses the others', async () => {
+    const jobs: { resource: string }[] = []
+    const deps = {
+      db: database.db,
+      reservationEnabled: true,
+      resources: ['crm.people', 'reservations.bookings'],
+      enqueue: async (_: unknown, job: { resource: string }) => {
+        jobs.push(job)
+      },
+    }
+    const started = await startRun(deps, { mode: 'incremental', requestedBy: 'test' })
+    expect(started.status).toBe('started')
+    expect(jobs.map((job) => job.resource).sort()).toEqual(['crm.people', 'reservations.bookings'])
+    await expect(
+      startRun(deps, { mode: 'full', resources: ['crm.deals'], requestedBy: 'test' }),
+    ).rejects.toThrow('crm.deals is not mirrored: MIRROR_RESOURCES leaves it out')
   })
 
   it('abandons a sweep that has shown no progress for too long, then starts', async () => {

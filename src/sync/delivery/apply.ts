@@ -17,6 +17,8 @@ export interface DeliveryDeps {
   logger: Logger
   /** See `enqueueRefresh`. */
   refreshCoalesceSeconds: number
+  /** The resources mirrored (MIRROR_RESOURCES): deliveries about others are ignored; none if not given. */
+  mirrored?: ReadonlySet<string>
 }
 
 /** A delivery whose record is now in the mirror, for the freshness metric. */
@@ -141,12 +143,13 @@ function logDelivery(logger: Logger, resource: AnyResource, row: InboxRow, outco
 export async function applyDeliveries(
   trx: Kysely<Database>,
   rows: InboxRow[],
-  { boss, logger, refreshCoalesceSeconds }: DeliveryDeps,
+  { boss, logger, refreshCoalesceSeconds, mirrored }: DeliveryDeps,
 ): Promise<DeliveryOutcome> {
   const outcome: DeliveryOutcome = { applied: [], refreshes: { queued: 0, coalesced: 0 }, ignored: 0 }
   const byResource = new Map<AnyResource, Map<number, RecordWork>>()
   for (const row of [...rows].sort((a, b) => a.id - b.id)) {
-    const resource = row.model ? resourceByWebhookModel(row.model) : undefined
+    const known = row.model ? resourceByWebhookModel(row.model) : undefined
+    const resource = known && (mirrored?.has(known.name) ?? true) ? known : undefined
     if (!resource || row.record_id === null) {
       logger.warn(
         { inboxId: row.id, model: row.model },
@@ -185,7 +188,7 @@ export async function applyDeliveries(
         outcome.applied.push({ resource: resource.name, source: 'tombstone', receivedAt: row.received_at })
       }
     }
-    await checkDependants(trx, recordChecks(boss, refreshCoalesceSeconds), resource, tombstoned)
+    await checkDependants(trx, recordChecks(boss, refreshCoalesceSeconds, mirrored), resource, tombstoned)
     for (const [id, entry] of work) {
       let refresh: 'refresh queued' | 'refresh coalesced' | undefined
       if (entry.refreshFor) {

@@ -73,6 +73,8 @@ export interface ActivityFeedDeps {
    */
   onGap?(resources: readonly string[]): Promise<void>
   maxPages?: number
+  /** The resources mirrored (MIRROR_RESOURCES): changes of the others are not refreshed; every one if not given. */
+  mirrored?: ReadonlySet<string>
   /** Tests shorten the lease (lease.ts). */
   leaseSeconds?: number
 }
@@ -150,10 +152,13 @@ async function unanswered(db: Db, changes: Change[]): Promise<Change[]> {
   return wanted
 }
 
+/** Whether the feed refreshes (or writes, for crm.activities) the resource: mirrored, or no choice made. */
+const mirrors = (deps: ActivityFeedDeps, resource: AnyResource) => deps.mirrored?.has(resource.name) ?? true
+
 /** Hands a gap to the sweeps; the cursor has moved past it, so a failure is logged, not retried. */
 async function handOver(deps: ActivityFeedDeps): Promise<void> {
   try {
-    await deps.onGap?.([...FEED_COVERS])
+    await deps.onGap?.([...FEED_COVERS].filter((name) => deps.mirrored?.has(name) ?? true))
   } catch (error) {
     deps.logger.warn({ err: error }, 'activity feed: no run started after a gap; the next one finds it')
   }
@@ -208,7 +213,8 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
     }
     const records = [...fresh.values()]
     const unknown = new Map<string, number>()
-    const changes = first ? [] : await unanswered(db, changesOf(records, unknown))
+    const named = first ? [] : changesOf(records, unknown).filter((change) => mirrors(deps, change.resource))
+    const changes = await unanswered(db, named)
     for (const [type, count] of unknown) {
       if (warnedTypes.has(type)) continue
       warnedTypes.add(type)
@@ -234,7 +240,7 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
     }
     try {
       await db.transaction().execute(async (trx) => {
-        if (records.length && firstFetchedAt) {
+        if (records.length && firstFetchedAt && mirrors(deps, activities)) {
           await upsertRecords(
             trx,
             activities,
@@ -258,7 +264,7 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
       if (error instanceof LeaseLost) return { status: 'standby', ...idle, requests }
       throw error
     }
-    if (records.length) deps.onApplied?.(activities.name, records.length)
+    if (records.length && mirrors(deps, activities)) deps.onApplied?.(activities.name, records.length)
     if (changes.length)
       logger.debug({ activities: records.length, refreshes: changes.length }, 'activity feed')
     if (!reached) await handOver(deps)

@@ -7,11 +7,11 @@
 import type { UpstreamClients } from '../../api-client/index.ts'
 import type { Config } from '../../config/index.ts'
 import type { Logger } from '../../log.ts'
-import { bookings, contacts } from '../../resources/index.ts'
+import { activities, bookings, contacts } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
 import { enqueueRefresh, type JobQueue } from '../job-queue.ts'
 import { pollWaits, readPollFacts } from '../plan/polls.ts'
-import { startRun, sweepEnqueuer } from '../runs.ts'
+import { runDeps, startRun, sweepEnqueuer } from '../runs.ts'
 import { createActivityFeed, FEED_COVERS } from './activity-feed.ts'
 import { createNewestPagePoll } from './newest-page.ts'
 import { startPolling } from './poll-loop.ts'
@@ -28,7 +28,7 @@ export interface FreshnessPollDeps {
 export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<void> } {
   const { db, boss, clients, config, logger } = deps
   const enqueue = sweepEnqueuer(boss)
-  const runs = { db, enqueue, reservationEnabled: config.reservation !== null }
+  const runs = runDeps(config, db, enqueue)
   // A gap in what a poll read: incremental sweeps of what it covers find the changes now.
   const onGap = (requestedBy: string) => async (resources: readonly string[]) => {
     const result = await startRun(runs, { mode: 'incremental', resources, requestedBy, whenBusy: 'skip' })
@@ -38,7 +38,10 @@ export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<
   const yields = (service: string, covers: readonly string[]) => async () =>
     pollWaits(await readPollFacts(db, service, covers)) !== null
   const loops: { stop(): Promise<void> }[] = []
-  if (config.activityPollSeconds > 0) {
+  const mirrored = new Set<string>(config.resources)
+  const covered = [...FEED_COVERS].filter((name) => mirrored.has(name))
+  // The feed is worth its requests while it refreshes a resource mirrored, or writes the log itself.
+  if (config.activityPollSeconds > 0 && (covered.length > 0 || mirrored.has(activities.name))) {
     const feedLogger = logger.child({ task: 'activity-feed' })
     const feed = createActivityFeed({
       db,
@@ -47,19 +50,20 @@ export function startFreshnessPolls(deps: FreshnessPollDeps): { stop(): Promise<
       queueRefresh: (trx, job) => enqueueRefresh(boss, trx, job, config.refreshCoalesceSeconds),
       onApplied: deps.onApplied,
       onGap: onGap('activity-feed'),
+      mirrored,
     })
     loops.push(
       startPolling(feed, {
         name: 'activity feed',
         pollSeconds: config.activityPollSeconds,
         logger: feedLogger,
-        yields: yields('crm', [...FEED_COVERS]),
+        yields: yields('crm', covered),
       }),
     )
   }
   const reservation = clients.reservation
   if (reservation && config.reservationPollSeconds > 0) {
-    for (const resource of [contacts, bookings]) {
+    for (const resource of [contacts, bookings].filter((polled) => mirrored.has(polled.name))) {
       const pollLogger = logger.child({ task: 'newest-page', resource: resource.name })
       const poll = createNewestPagePoll({
         db,

@@ -7,7 +7,7 @@
 // Verification is all an idle cycle spends beyond its first page, and a complete walk costs a page per
 // 250 records: it is scheduled by its cost against the budget, not run every cycle. A resource is
 // verified at most every other interval, and no more often than lets the verifications of all the
-// resources of its upstream use RECONCILE_BUDGET_PERCENT of that upstream's budget: every resource of
+// resources of its upstream use half of that upstream's budget (config: TUNING): every resource of
 // an upstream has the period that the cost of verifying them all takes at that share, counted from the
 // end of the last complete walk (a long one is not followed by another at once). A count is also taken
 // whenever the resource changed since the last one (the walk saw newer records, or deliveries came):
@@ -22,6 +22,8 @@ export interface VerificationSettings {
   /** Fraction of an upstream's budget that verifications may use on average. */
   budgetShare: number
   upstreams: Record<AnyResource['service'], { requestsPerSecond: number; pageSize: number }>
+  /** The resources mirrored (MIRROR_RESOURCES); every one if not given. */
+  mirrored?: readonly string[]
 }
 
 /** What verifying the resource costs in requests: its count, or a complete walk (with its last page). */
@@ -44,7 +46,8 @@ export async function serviceVerificationCost(
   settings: VerificationSettings,
 ): Promise<number> {
   let cost = 0
-  for (const resource of resources.filter((other) => other.service === service)) {
+  const mirrored = (resource: AnyResource) => settings.mirrored?.includes(resource.name) ?? true
+  for (const resource of resources.filter((other) => other.service === service && mirrored(other))) {
     const walked = !resource.appendOnly && !(resource.routes.count && hasUpdatedAt(resource))
     cost += walked ? verificationCost(resource, await liveRows(resource), settings) : 1
   }

@@ -31,7 +31,7 @@ import type { VerificationSettings } from '../plan/verification.ts'
 export interface SweepSettings {
   /** Seconds subtracted from a successful sweep's start to make the next incremental's watermark. */
   lookbackSeconds: number
-  /** Pages one walk fetches at most (UPSTREAM_MAX_PAGES). */
+  /** Pages one walk fetches at most (10,000; config: TUNING). */
   maxPages: number
   /** Unseen rows listed, checked with `show` and written per batch (and checkpoint). */
   reconcileBatchSize: number
@@ -111,6 +111,7 @@ export function verificationSettings(config: Config): VerificationSettings {
     intervalSeconds: config.incrementalSyncIntervalSeconds,
     budgetShare: config.reconcileBudgetPercent / 100,
     upstreams: { crm: upstream(config.upstream.crm), reservation: upstream(config.upstream.reservation) },
+    mirrored: config.resources,
   }
 }
 
