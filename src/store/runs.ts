@@ -14,7 +14,7 @@
 
 export { cancelRun } from './runs/cancel.ts'
 export { createRun } from './runs/create.ts'
-export { abandonSweep, finishSweep } from './runs/end.ts'
+export { abandonSweep, finishSweep, type SweepEnded } from './runs/end.ts'
 export { handBackSweep, readSweepLeases } from './runs/hand-back.ts'
 export { claimSweep, saveSweepProgress, yieldSweep } from './runs/progress.ts'
 export {

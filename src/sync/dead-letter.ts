@@ -29,8 +29,8 @@ export function createDeadLetterHandler(deps: DeadLetterDeps) {
         if (sweep.success) {
           const { runId, resource } = sweep.data
           const reason = 'the sweep job failed after all its retries'
-          if (await abandonSweep(deps.db, deps.enqueue, runId, resource, reason))
-            await reportRunEnd(deps, runId, resource)
+          const ended = await abandonSweep(deps.db, deps.enqueue, runId, resource, reason)
+          if (ended?.runEnded) await reportRunEnd(deps, runId)
         }
         deps.logger.error({ data: job.data }, 'a job failed after all its retries')
       })

@@ -87,8 +87,8 @@ export async function cancelRun(
   const { logger } = deps
   if (logger) {
     logger.info({ runId, resources: result.resources, by }, 'run cancelled')
-    const last = result.resources.at(-1)
-    if (last) await reportRunEnd({ db: deps.db, logger }, runId, last)
+    // Cancelling ends every unfinished sweep: the last of them ended the run.
+    await reportRunEnd({ db: deps.db, logger }, runId)
   }
   return { status: 'cancelled', run, resources: result.resources }
 }

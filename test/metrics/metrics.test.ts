@@ -18,11 +18,10 @@ import {
   markDeliveryProcessed,
 } from '../../src/store/inbox.ts'
 import { upsertRecords } from '../../src/store/records.ts'
-import { claimSweep, createRun, finishSweep, type RunView } from '../../src/store/runs.ts'
+import { abandonSweep, claimSweep, createRun, finishSweep, type RunView } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
 import { DELIVERY_KIND } from '../../src/sync/delivery/worker.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
-import { runEndedBy } from '../../src/sync/sweep/run-end.ts'
 import {
   createTestDatabase,
   dropTestDatabase,
@@ -258,16 +257,13 @@ describe('events counted as they happen', () => {
     const end = async (resource: string) => {
       const key = { runId, resource, lease: randomUUID() }
       await claimSweep(database.db, key)
-      await finishSweep(database.db, async () => {}, key, { status: 'succeeded' })
+      return finishSweep(database.db, async () => {}, key, { status: 'succeeded' })
     }
-    await end('crm.deals')
-    expect(await runEndedBy(database.db, runId, 'crm.deals')).toBeUndefined()
-    await end('crm.people')
-    expect(await runEndedBy(database.db, runId, 'crm.people')).toMatchObject({
-      id: runId,
-      status: 'succeeded',
-    })
-    expect(await runEndedBy(database.db, runId, 'crm.deals')).toBeUndefined()
+    expect(await end('crm.deals')).toEqual({ runEnded: false })
+    expect(await end('crm.people')).toEqual({ runEnded: true })
+    // Ending a sweep of a finished run again changes nothing, and says so.
+    const again = await abandonSweep(database.db, async () => {}, runId, 'crm.people', 'late')
+    expect(again).toBeNull()
   })
 })
 

@@ -13,6 +13,12 @@ import {
 } from './types.ts'
 import { startWaitingSweep } from './waiting.ts'
 
+/** A sweep's end, and whether it was the end of its run (the run's status is derived once, here). */
+export interface SweepEnded {
+  runEnded: boolean
+}
+
+/** Ends the sweep (held by `lease`, or whoever holds it when null); null when it had finished already. */
 export async function endSweep(
   trx: Kysely<Database>,
   enqueue: EnqueueSweep,
@@ -21,7 +27,7 @@ export async function endSweep(
   lease: string | null,
   end: SweepEnd,
   progress: SweepProgress = {},
-): Promise<boolean> {
+): Promise<SweepEnded | null> {
   await lockResources(trx, [resource])
   await lockRun(trx, runId)
   let query = trx
@@ -39,10 +45,10 @@ export async function endSweep(
     .where('status', 'in', UNFINISHED)
   if (lease !== null) query = query.where('lease', '=', lease)
   const result = await query.executeTakeFirst()
-  if (result.numUpdatedRows === 0n) return false
-  await deriveRunStatus(trx, runId)
+  if (result.numUpdatedRows === 0n) return null
+  const runEnded = await deriveRunStatus(trx, runId)
   await startWaitingSweep(trx, resource, enqueue)
-  return true
+  return { runEnded }
 }
 
 /**
@@ -56,16 +62,17 @@ export async function finishSweep(
   key: SweepKey,
   end: SweepEnd,
   progress: SweepProgress = {},
-): Promise<void> {
+): Promise<SweepEnded> {
   const ended = await inTransaction(db, (trx) =>
     endSweep(trx, enqueue, key.runId, key.resource, key.lease, end, progress),
   )
   if (!ended) throw new SweepLeaseLost(`${key.resource} in run ${key.runId}`)
+  return ended
 }
 
 /**
  * Fails an unfinished sweep whoever holds it, or however long it waited: for a job that cannot run
- * (dead-lettered, unknown resource, service switched off). False when it had already finished.
+ * (dead-lettered, unknown resource, service switched off). Null when it had already finished.
  */
 export async function abandonSweep(
   db: Db,
@@ -73,7 +80,7 @@ export async function abandonSweep(
   runId: number,
   resource: string,
   reason: string,
-): Promise<boolean> {
+): Promise<SweepEnded | null> {
   return db
     .transaction()
     .execute((trx) => endSweep(trx, enqueue, runId, resource, null, { status: 'failed', error: reason }))

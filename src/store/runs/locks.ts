@@ -35,9 +35,12 @@ export async function lockRun(trx: Kysely<Database>, runId: number) {
     .executeTakeFirst()
 }
 
-/** Derives the run's status, start, end and error from its sweeps. Call with the run's row locked. */
-export async function deriveRunStatus(trx: Kysely<Database>, runId: number): Promise<void> {
-  await sql`
+/**
+ * Derives the run's status, start, end and error from its sweeps. Call with the run's row locked.
+ * True when this call finished the run: its last unfinished sweep has just ended, in this transaction.
+ */
+export async function deriveRunStatus(trx: Kysely<Database>, runId: number): Promise<boolean> {
+  const result = await sql<{ ended: boolean }>`
     update sync.runs r set
       status = case
         when s.unfinished = 0 then case when s.failed > 0 then 'failed' else 'succeeded' end
@@ -54,7 +57,9 @@ export async function deriveRunStatus(trx: Kysely<Database>, runId: number): Pro
         min(started_at) as first_start,
         string_agg(resource || ': ' || error, '; ' order by resource) filter (where error is not null) as errors
       from sync.run_resources where run_id = ${runId}
-    ) s
+    ) s, (select finished_at from sync.runs where id = ${runId}) was
     where r.id = ${runId}
+    returning s.unfinished = 0 and was.finished_at is null as ended
   `.execute(trx)
+  return result.rows[0]?.ended === true
 }

@@ -31,13 +31,12 @@ async function handleSweep(deps: SweepDeps, job: SweepJobInput): Promise<void> {
   await withLogContext({ resource: name, runId }, async () => {
     const resource = findResource(name)
     if (!resource) {
-      if (await abandonSweep(deps.db, deps.enqueue, runId, name, `unknown resource ${name}`)) {
-        await reportRunEnd(deps, runId, name)
-      }
+      const ended = await abandonSweep(deps.db, deps.enqueue, runId, name, `unknown resource ${name}`)
+      if (ended?.runEnded) await reportRunEnd(deps, runId)
       return
     }
     const result = await sweepResource(deps, { runId, resource, signal: job.signal })
     deps.logger.debug({ ...result }, 'sweep job done')
-    if (result.status === 'succeeded' || result.status === 'failed') await reportRunEnd(deps, runId, name)
+    if ('runEnded' in result && result.runEnded) await reportRunEnd(deps, runId)
   })
 }

@@ -1,19 +1,10 @@
-// Which sweep ended a run. A sweep's end locks its run's row and derives the run's status in the same
-// transaction, so exactly one sweep's end finishes a run, and it stamps the run's `finished_at` with
-// its own transaction time (`now()`), the same as its own. That lets one process, and only one,
-// report the run (e.g. its duration) without a second write.
+// Reporting a run that has ended. The transaction that ends a run's last sweep derives the run's status
+// and says so (store/runs/end.ts `SweepEnded`): exactly one end of a sweep finishes a run, and only the
+// process that made it reports the run (its line, its duration in /metrics).
 import type { Logger } from '../../log.ts'
 import type { Db } from '../../store/database.ts'
 import { type RunView, readRun } from '../../store/runs.ts'
 import type { SyncObserver } from '../observer.ts'
-
-/** The run, when the end of its sweep of `resource` is what finished it; otherwise undefined. */
-export async function runEndedBy(db: Db, runId: number, resource: string): Promise<RunView | undefined> {
-  const run = await readRun(db, runId)
-  if (!run?.finished_at) return undefined
-  const sweep = run.resources.find((candidate) => candidate.resource === resource)
-  return sweep?.finished_at?.getTime() === run.finished_at.getTime() ? run : undefined
-}
 
 /** The line a finished run is logged with: what it did, what it cost, how long it took. */
 function runSummary(run: RunView) {
@@ -34,17 +25,16 @@ function runSummary(run: RunView) {
 }
 
 /**
- * Logs the run ("run finished", with its records, requests and duration) and tells the observer, if
- * this sweep's end finished it. Never throws: the sweep is done.
+ * Logs the run ("run finished", with its records, requests and duration) and tells the observer: for
+ * the one end of a sweep that finished it. Never throws: the sweep is done.
  */
 export async function reportRunEnd(
   deps: { db: Db; logger: Logger; observer?: SyncObserver },
   runId: number,
-  resource: string,
 ): Promise<void> {
   try {
-    const run = await runEndedBy(deps.db, runId, resource)
-    if (!run) return
+    const run = await readRun(deps.db, runId)
+    if (!run?.finished_at) return
     const summary = runSummary(run)
     if (run.status === 'failed') deps.logger.warn(summary, 'run finished')
     else deps.logger.info(summary, 'run finished')

@@ -18,6 +18,7 @@ import {
   finishSweep,
   fullSweepSucceededSinceRun,
   type SweepEnd,
+  type SweepEnded,
   type SweepKey,
   SweepLeaseLost,
   yieldSweep,
@@ -46,8 +47,9 @@ export interface SweepTask {
 }
 
 export type SweepResult =
-  | { status: 'succeeded' }
-  | { status: 'failed'; error: string }
+  /** `runEnded`: this sweep's end finished its run (store/runs/end.ts). */
+  | { status: 'succeeded'; runEnded: boolean }
+  | { status: 'failed'; error: string; runEnded: boolean }
   /** The sweep had finished (or does not exist): nothing to do. */
   | { status: 'skipped' }
   /** A retry of the job took the sweep over. */
@@ -74,7 +76,7 @@ export async function sweepResource(deps: SweepDeps, task: SweepTask): Promise<S
       (await fullSweepSucceededSinceRun(deps.db, key.resource, key.runId))
     ) {
       // It waited (or made way) for a full sweep that read every page after it was asked for.
-      await finishSweep(
+      const { runEnded } = await finishSweep(
         deps.db,
         deps.enqueue,
         key,
@@ -82,22 +84,25 @@ export async function sweepResource(deps: SweepDeps, task: SweepTask): Promise<S
         { apiRequests: ctx.unsavedRequests() },
       )
       ctx.logger.info('incremental sweep answered by a full sweep of its resource that started after it')
-      return { status: 'succeeded' }
+      return { status: 'succeeded', runEnded }
     }
     const walked = await sweepPhases(ctx, claimed)
     const end: SweepEnd = ctx.rejected.length
       ? { status: 'failed', error: rejectedSummary(ctx) }
       : { status: 'succeeded' }
-    await finish(ctx, claimed, walked, end)
+    const { runEnded } = await finish(ctx, claimed, walked, end)
     ctx.logger.info({ ...walked, status: end.status }, 'sweep finished')
-    return end.status === 'succeeded' ? { status: 'succeeded' } : { status: 'failed', error: end.error }
+    return end.status === 'succeeded'
+      ? { status: 'succeeded', runEnded }
+      : { status: 'failed', error: end.error, runEnded }
   } catch (error) {
     if (error instanceof SweepLeaseLost) return { status: 'superseded' }
     if (error instanceof SweepYielded) return makeWay(deps, key, ctx)
     if (error instanceof SweepInterrupted || isTransientDatabaseError(error)) throw error
     const message = error instanceof Error ? error.message : String(error)
+    let ended: SweepEnded
     try {
-      await finishSweep(
+      ended = await finishSweep(
         deps.db,
         deps.enqueue,
         key,
@@ -109,7 +114,7 @@ export async function sweepResource(deps: SweepDeps, task: SweepTask): Promise<S
       throw error // not even the failure could be written: let the job's retry try again
     }
     deps.logger.warn({ err: error, resource: key.resource, runId: key.runId }, 'sweep failed')
-    return { status: 'failed', error: message }
+    return { status: 'failed', error: message, runEnded: ended.runEnded }
   }
 }
 
@@ -207,7 +212,12 @@ async function takeCount(ctx: SweepContext): Promise<number | null> {
   return remoteCount
 }
 
-async function finish(ctx: SweepContext, claimed: ClaimedSweep, walked: Walked, end: SweepEnd) {
+async function finish(
+  ctx: SweepContext,
+  claimed: ClaimedSweep,
+  walked: Walked,
+  end: SweepEnd,
+): Promise<SweepEnded> {
   const { startedAt } = ctx
   const counted =
     walked.remoteCount === null
@@ -227,11 +237,12 @@ async function finish(ctx: SweepContext, claimed: ClaimedSweep, walked: Walked, 
             : {}),
         }
       : {}
-  await ctx.db.transaction().execute(async (trx) => {
-    await finishSweep(trx, ctx.enqueue, ctx.key, end, { apiRequests: ctx.unsavedRequests() })
+  return ctx.db.transaction().execute(async (trx) => {
+    const ended = await finishSweep(trx, ctx.enqueue, ctx.key, end, { apiRequests: ctx.unsavedRequests() })
     if (Object.keys({ ...counted, ...synced }).length) {
       await writeResourceState(trx, ctx.resource.name, { ...counted, ...synced })
     }
+    return ended
   })
 }
 
