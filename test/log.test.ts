@@ -15,7 +15,7 @@ import { createRun } from '../src/store/runs.ts'
 import { createInboxDrain } from '../src/sync/delivery/worker.ts'
 import { type JobQueue, startJobQueue } from '../src/sync/job-queue.ts'
 import { createRefreshHandler } from '../src/sync/refresh/handler.ts'
-import { sweepDepsFrom } from '../src/sync/sweep/context.ts'
+import { sweepDepsFrom } from '../src/sync/sweep/deps.ts'
 import { createSweepHandler } from '../src/sync/sweep/handler.ts'
 import {
   createTestDatabase,

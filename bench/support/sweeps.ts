@@ -7,7 +7,7 @@ import { createLogger } from '../../src/log.ts'
 import type { Db } from '../../src/store/database.ts'
 import { readRun, type SweepJob } from '../../src/store/runs.ts'
 import { startRun } from '../../src/sync/runs.ts'
-import { sweepDepsFrom } from '../../src/sync/sweep/context.ts'
+import { sweepDepsFrom } from '../../src/sync/sweep/deps.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 
 export interface SweptRun {

@@ -10,7 +10,7 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { type JobQueue, QUEUES, recordChecks, sweepWorkOptions } from '../sync/job-queue.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
-import { sweepDepsFrom } from '../sync/sweep/context.ts'
+import { sweepDepsFrom } from '../sync/sweep/deps.ts'
 import { createSweepHandler } from '../sync/sweep/handler.ts'
 
 /** Whether another process has the job queue open: pg-boss registers every instance it starts. */

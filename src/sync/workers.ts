@@ -26,7 +26,7 @@ import { createRefreshHandler, type RefreshHandlerDeps } from './refresh/handler
 import { startRetention } from './retention.ts'
 import { runDeps, sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
-import { sweepDepsFrom } from './sweep/context.ts'
+import { sweepDepsFrom } from './sweep/deps.ts'
 import { createSweepHandler } from './sweep/handler.ts'
 
 export interface WorkerDeps {

@@ -16,7 +16,7 @@ import type { AnyResource } from '../../src/resources/index.ts'
 import type { Db } from '../../src/store/database.ts'
 import type { SweepJob } from '../../src/store/runs.ts'
 import { startRun } from '../../src/sync/runs.ts'
-import { type SweepDeps, verificationSettings } from '../../src/sync/sweep/context.ts'
+import { type SweepDeps, verificationSettings } from '../../src/sync/sweep/deps.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 
 export const logger = createLogger({ level: 'silent' })

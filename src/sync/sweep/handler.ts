@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { withLogContext } from '../../log.ts'
 import { findResource } from '../../resources/index.ts'
 import { abandonSweep } from '../../store/runs.ts'
-import type { SweepDeps } from './context.ts'
+import type { SweepDeps } from './deps.ts'
 import { reportRunEnd } from './run-end.ts'
 import { sweepResource } from './sweep-resource.ts'
 

@@ -3,7 +3,8 @@
 import type { RecordPage } from '../../api-client/index.ts'
 import type { RecordId } from '../../resources/index.ts'
 import { upsertRecords } from '../../store/records.ts'
-import type { SweepContext, WalkCheckpoint } from './context.ts'
+import type { WalkCheckpoint } from './checkpoint.ts'
+import type { SweepContext } from './context.ts'
 
 export interface PageApplier {
   /** Resolves once the next page may be given: this one applied, or being applied on a connection. */

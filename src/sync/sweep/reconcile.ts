@@ -9,7 +9,8 @@ import { idBeforeAll, type RecordId } from '../../resources/index.ts'
 import { tombstone, upsertRecords } from '../../store/records.ts'
 import { listUnseenLiveIds } from '../../store/unseen-rows.ts'
 import { checkDependants } from '../refresh/dependant-checks.ts'
-import type { ReconcileCheckpoint, SweepContext } from './context.ts'
+import type { ReconcileCheckpoint } from './checkpoint.ts'
+import type { SweepContext } from './context.ts'
 
 /** Shows in flight at once per sweep: 4 spend 5 requests a second at up to 800 ms each. */
 const SHOWS_IN_FLIGHT = 4

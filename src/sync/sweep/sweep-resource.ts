@@ -25,15 +25,9 @@ import {
 } from '../../store/runs.ts'
 import { countLiveRows, writeResourceState } from '../../store/sync-state.ts'
 import { countDue, planSweep, readSweepFacts, type SweepPlan } from '../plan/sweep.ts'
-import {
-  type Checkpoint,
-  openSweep,
-  parseCheckpoint,
-  type SweepContext,
-  type SweepDeps,
-  SweepInterrupted,
-  SweepYielded,
-} from './context.ts'
+import { type Checkpoint, parseCheckpoint } from './checkpoint.ts'
+import { openSweep, type SweepContext, SweepInterrupted, SweepYielded } from './context.ts'
+import type { SweepDeps } from './deps.ts'
 import { readMembers } from './members.ts'
 import { reconcileUnseen } from './reconcile.ts'
 import { missingFromFirstPage } from './short-list.ts'

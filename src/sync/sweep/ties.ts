@@ -12,7 +12,7 @@
 // boundary fall outside it; else rounds of the requests chosen here, until the distinct records reach
 // the positions the group covers.
 import type { RecordId } from '../../resources/index.ts'
-import type { WalkCheckpoint } from './context.ts'
+import type { WalkCheckpoint } from './checkpoint.ts'
 
 /** A run of neighbours with one sort key, as the walk met it. */
 export interface TieGroup {
