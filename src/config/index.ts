@@ -4,9 +4,11 @@ import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { z } from 'zod'
-import { HOOK_OBJECT_TYPES, type ResourceName, resources } from '../resources/index.ts'
+import { HOOK_OBJECT_TYPES } from '../resources/index.ts'
+import { REMOVED_VARIABLES, TUNING } from './fixed.ts'
+import { mirroredResources } from './resources.ts'
 
-export { HOOK_OBJECT_TYPES }
+export { HOOK_OBJECT_TYPES, REMOVED_VARIABLES }
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export const CRM_AUTH_MODES = ['header', 'query'] as const
 export const ORDER_SPELLINGS = ['underscore', 'hyphen'] as const
@@ -61,36 +63,6 @@ const cron = z
     new RegExp(`^${cronField}( ${cronField}){4}$`),
     'must be a cron expression of five fields, e.g. "0 3 * * *"',
   )
-
-// What used to be variables and is now fixed: upstream facts and tuning an operator never needed.
-const TUNING = {
-  // How far before the start of the previous successful sweep an incremental sweep reaches back: room
-  // for whole-second timestamps, clock skew between the upstream and PostgreSQL, and slow commits.
-  lookbackSeconds: 300,
-  // Both upstreams count their 50 requests in windows of 10 s (the reservation service's are assumed).
-  rateWindowSeconds: 10,
-  // The reservation service's largest page is not published: the CRM's practical 250 is asked for, and
-  // a shorter page teaches the walk the real size.
-  reservationPageSize: 250,
-  // A walk that reads more pages than this stops with an error rather than loop on a broken upstream.
-  maxPages: 10_000,
-  // A record that changes again within this many seconds is refreshed once per slot of that length.
-  refreshCoalesceSeconds: 5,
-  // The share of each upstream's budget that incremental sweeps may spend on average verifying what
-  // their newest pages cannot show: counts, and complete walks of resources without a count route.
-  verificationBudgetPercent: 50,
-}
-
-/** Variables no longer read, and what stands in their place: one warning each when set, never a refusal. */
-export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
-  SYNC_LOOKBACK_SECONDS: 'incremental sweeps read back 300 s',
-  CRM_RATE_WINDOW_SECONDS: 'the CRM counts CRM_RATE_LIMIT requests per 10 s',
-  RESERVATION_RATE_WINDOW_SECONDS: 'the reservation service counts RESERVATION_RATE_LIMIT requests per 10 s',
-  RESERVATION_PAGE_SIZE: 'pages of 250 are asked for; a shorter page teaches the walk the real size',
-  UPSTREAM_MAX_PAGES: 'a walk stops at 10,000 pages',
-  REFRESH_COALESCE_SECONDS: 'a changing record is refreshed at most once per 5 s',
-  RECONCILE_BUDGET_PERCENT: 'verification spends at most half of each budget',
-}
 
 const environment = z.object({
   CRM_BASE_URL: httpUrl,
@@ -191,45 +163,6 @@ function crossProblems(env: Record<string, string>): string[] {
     problems.push('ADMIN_TOKEN is required when METRICS_REQUIRE_TOKEN is true')
   problems.push(...mirroredResources(env).problems)
   return problems
-}
-
-/** A schema's wildcard (`crm.*`) or a qualified name, and the resources it stands for. */
-function resourcesNamed(item: string) {
-  const wildcard = /^([a-z_]+)\.\*$/.exec(item)
-  return resources.filter((resource) =>
-    wildcard ? resource.name.startsWith(`${wildcard[1]}.`) : resource.name === item,
-  )
-}
-
-/**
- * The resources MIRROR_RESOURCES selects, in the table's order (every resource of the services
- * configured when unset), and what is wrong with it.
- */
-function mirroredResources(env: {
-  RESERVATION_BASE_URL?: string
-  RESERVATION_API_KEY?: string
-  MIRROR_RESOURCES?: string
-}) {
-  const reservation = Boolean(env.RESERVATION_BASE_URL && env.RESERVATION_API_KEY)
-  const configured = resources.filter((resource) => resource.service === 'crm' || reservation)
-  if (env.MIRROR_RESOURCES === undefined) return { names: configured.map((r) => r.name), problems: [] }
-  const problems: string[] = []
-  const chosen = new Set<ResourceName>()
-  const items = env.MIRROR_RESOURCES.split(',').map((item) => item.trim())
-  for (const item of items) {
-    const named = resourcesNamed(item)
-    if (named.length === 0) {
-      problems.push(
-        `MIRROR_RESOURCES names "${item.slice(0, 60)}", which is no resource: give qualified names such as crm.people, or crm.* and reservations.*, separated by commas`,
-      )
-    } else if (named.some((resource) => resource.service === 'reservation') && !reservation) {
-      problems.push(
-        `MIRROR_RESOURCES names ${item}, but RESERVATION_BASE_URL and RESERVATION_API_KEY are not set`,
-      )
-    }
-    for (const resource of named) chosen.add(resource.name)
-  }
-  return { names: resources.filter((resource) => chosen.has(resource.name)).map((r) => r.name), problems }
 }
 
 export type Config = ReturnType<typeof toConfig> & {

@@ -56,7 +56,7 @@ export type WebhookModel = NonNullable<AnyResource['webhookModel']>
 
 /**
  * Models the CRM sends webhooks for (`person`): the receiver's routes and its `api` shape, the hooks
- * registered (src/receiver/registration.ts), the CRM client's `NewHook`.
+ * registered (src/hooks/registration.ts), the CRM client's `NewHook`.
  */
 export const WEBHOOK_MODELS: readonly WebhookModel[] = resources.flatMap((r) =>
   r.webhookModel ? [r.webhookModel] : [],

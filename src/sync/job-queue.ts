@@ -62,7 +62,7 @@ export const QUEUES = {
     expireInSeconds: 600,
   },
   // Checks crm-sync's hooks in the CRM; sent at most once per HOOKS_CHECK_INTERVAL across replicas
-  // (src/receiver/hook-checks.ts).
+  // (src/hooks/checks.ts).
   hooksCheck: {
     name: 'hooks-check',
     policy: 'singleton',

@@ -7,7 +7,7 @@
 // Verification is all an idle cycle spends beyond its first page, and a complete walk costs a page per
 // 250 records: it is scheduled by its cost against the budget, not run every cycle. A resource is
 // verified at most every other interval, and no more often than lets the verifications of all the
-// resources of its upstream use half of that upstream's budget (config: TUNING): every resource of
+// resources of its upstream use half of that upstream's budget (src/config/fixed.ts): every resource of
 // an upstream has the period that the cost of verifying them all takes at that share, counted from the
 // end of the last complete walk (a long one is not followed by another at once). A count is also taken
 // whenever the resource changed since the last one (the walk saw newer records, or deliveries came):

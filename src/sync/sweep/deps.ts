@@ -12,7 +12,7 @@ import type { VerificationSettings } from '../plan/verification.ts'
 export interface SweepSettings {
   /** Seconds subtracted from a successful sweep's start to make the next incremental's watermark. */
   lookbackSeconds: number
-  /** Pages one walk fetches at most (10,000; config: TUNING). */
+  /** Pages one walk fetches at most (10,000; src/config/fixed.ts). */
   maxPages: number
   /** Unseen rows listed, checked with `show` and written per batch (and checkpoint). */
   reconcileBatchSize: number

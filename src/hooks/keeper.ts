@@ -5,7 +5,7 @@
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
-import { type HookCheckSchedule, scheduleHookChecks } from './hook-checks.ts'
+import { type HookCheckSchedule, scheduleHookChecks } from './checks.ts'
 import {
   type HookSettings,
   type HooksApi,

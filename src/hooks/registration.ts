@@ -5,6 +5,7 @@
 // Replicas starting together are serialised by a PostgreSQL advisory lock.
 import { sql } from 'kysely'
 import type { CrmClient, Hook, NewHook } from '../api-client/crm.ts'
+import { webhookPath } from '../receiver/app.ts'
 import {
   type HookObjectType,
   hookIncludes,
@@ -14,7 +15,6 @@ import {
   type WebhookModel,
 } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
-import { webhookPath } from './app.ts'
 
 export type HooksApi = Pick<CrmClient, 'listHooks' | 'createHook' | 'deleteHook'>
 
