@@ -7,11 +7,11 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pg from 'pg'
 import type { Config } from '../config/index.ts'
-import { type OpenDatabase, openDatabase, probeDatabase } from '../database-runtime.ts'
+import { type OpenDatabase, openDatabase, probeDatabase } from '../database/runtime.ts'
 import type { Logger } from '../log.ts'
 import { createDb, createPool } from '../store/database.ts'
 
-// The database the embedded server creates for crm-sync (src/store/embedded-postgres.ts).
+// The database the embedded server creates for crm-sync (src/database/embedded-postgres.ts).
 const EMBEDDED_DATABASE = 'crm_sync'
 
 function alive(pid: number): boolean {

@@ -2,7 +2,7 @@
 // no schema, an upstream refusing the key or not answering, a port in use. Each is said in one line;
 // the stack of its error is for debug level only.
 import { UpstreamAuthError, UpstreamError } from '../api-client/index.ts'
-import { DatabaseConnectionError } from '../database-runtime.ts'
+import { DatabaseConnectionError } from '../database/runtime.ts'
 import { RunRequestError } from '../sync/runs.ts'
 import { NoSchemaError } from './existing-database.ts'
 import { upstreamName } from './format.ts'

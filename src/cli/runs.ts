@@ -2,8 +2,8 @@
 // the unfinished sweeps of a run as POST /admin/runs/:id/cancel does. Neither creates nor migrates a
 // database (existing-database.ts).
 import { findResource } from '../resources/index.ts'
+import { cancelRun, listRuns, MAX_RUN_PAGE, runJson, runPageJson } from '../status/run-history.ts'
 import type { RunView } from '../store/runs.ts'
-import { cancelRun, listRuns, MAX_RUN_PAGE, runJson, runPageJson } from '../sync/run-history.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
 import { withExistingDatabase } from './existing-database.ts'

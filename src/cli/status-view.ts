@@ -1,5 +1,5 @@
 // `crm-sync status` for a person: tables of resources, hooks and queues, with the problems spelled out.
-import type { ResourceStatus, Status } from '../sync/engine-status.ts'
+import type { ResourceStatus, Status } from '../status/engine-status.ts'
 import { ago, bytes, count, instant } from './format.ts'
 import { type HookRow, hooksTable } from './hooks.ts'
 import { formatTable } from './table.ts'

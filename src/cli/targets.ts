@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import type { Config } from '../config/index.ts'
-import { databaseLocation, databaseUser } from '../database-runtime.ts'
+import { databaseLocation, databaseUser } from '../database/runtime.ts'
 
 type Variables = Record<string, string | undefined>
 

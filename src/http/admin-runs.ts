@@ -4,9 +4,9 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { Logger } from '../log.ts'
 import { findResource } from '../resources/index.ts'
+import { cancelRun, listRuns, MAX_RUN_PAGE, runJson, runPageJson } from '../status/run-history.ts'
 import type { Db } from '../store/database.ts'
 import { readRun } from '../store/runs.ts'
-import { cancelRun, listRuns, MAX_RUN_PAGE, runJson, runPageJson } from '../sync/run-history.ts'
 import type { RunDeps } from '../sync/runs.ts'
 
 export interface RunRoutesDeps {

@@ -3,10 +3,10 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
+import { collectQueueCounts, collectResourceCounts } from '../status/engine-status.ts'
 import type { Db } from '../store/database.ts'
 import { readInboxBacklog, readInboxBytes } from '../store/status-queries.ts'
 import { readResourceStates } from '../store/sync-state.ts'
-import { collectQueueCounts, collectResourceCounts } from '../sync/engine-status.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
 import { PREFIX } from './metric-prefix.ts'
 

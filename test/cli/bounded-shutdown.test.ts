@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { freePort } from '../../src/store/free-port.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
 import { type CliProcess, readyStatus, runCli, settledWithin, waitFor } from '../support/process.ts'
 

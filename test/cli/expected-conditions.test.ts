@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { freePort } from '../../src/store/free-port.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { cli, removeWorkdirs, workdir } from './run.ts'
 

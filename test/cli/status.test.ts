@@ -3,10 +3,10 @@
 // reached leaves the rest of the status intact; and a running crm-sync's embedded database is joined.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import { resourceNames } from '../../src/resources/index.ts'
-import { freePort } from '../../src/store/free-port.ts'
+import type { Status } from '../../src/status/engine-status.ts'
 import { readRuns } from '../../src/store/runs.ts'
-import type { Status } from '../../src/sync/engine-status.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { ENGINE_SECRET, type Engine, startEngine } from '../support/engine.ts'
 import { readyStatus, runCli, waitFor } from '../support/process.ts'

@@ -12,7 +12,7 @@ describe('pool', () => {
 
   it('survives a connection that breaks while checked out, and serves the next query', async () => {
     const pool = createPool(database.url, { max: 2 })
-    // As every pool of crm-sync's has (src/database-runtime.ts): pg-pool hands the errors of a client
+    // As every pool of crm-sync's has (src/database/runtime.ts): pg-pool hands the errors of a client
     // that is back in the pool to it, and the broken client is given back while its socket may still
     // be closing.
     pool.on('error', () => {})

@@ -3,9 +3,9 @@
 import { afterEach } from 'vitest'
 import type { Sandbox } from '../../sandbox/index.ts'
 import { parseConfig } from '../../src/config/index.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import { createLogger } from '../../src/log.ts'
 import { type Running, start } from '../../src/service.ts'
-import { freePort } from '../../src/store/free-port.ts'
 import { dropTestDatabase, type TestDatabase } from './database.ts'
 
 export const ENGINE_SECRET = 'engine-secret-0123456789abcdef'

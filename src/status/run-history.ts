@@ -10,7 +10,7 @@ import {
   readRun,
   readRuns,
 } from '../store/runs.ts'
-import { reportRunEnd } from './sweep/run-end.ts'
+import { reportRunEnd } from '../sync/sweep/run-end.ts'
 
 export const DEFAULT_RUN_PAGE = 20
 export const MAX_RUN_PAGE = 100

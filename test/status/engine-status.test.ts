@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { people, resourceNames } from '../../src/resources/index.ts'
+import { collectStatus } from '../../src/status/engine-status.ts'
 import {
   insertAcceptedDelivery,
   insertRejectedDelivery,
@@ -14,7 +15,6 @@ import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, saveSweepProgress } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
 import { DELIVERY_KIND } from '../../src/sync/delivery/worker.ts'
-import { collectStatus } from '../../src/sync/engine-status.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { useTestDatabase } from '../support/database.ts'
 

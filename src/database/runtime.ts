@@ -2,10 +2,10 @@
 // connection is tried at once, so that a database that cannot be reached, or that refuses the login,
 // is named as such (DatabaseConnectionError) instead of failing whatever comes first (a migration).
 import type pg from 'pg'
-import type { Config } from './config/index.ts'
-import type { Logger } from './log.ts'
-import { createDb, createPool, type Db, redactUrl } from './store/database.ts'
-import { startEmbeddedPostgres } from './store/embedded-postgres.ts'
+import type { Config } from '../config/index.ts'
+import type { Logger } from '../log.ts'
+import { createDb, createPool, type Db, redactUrl } from '../store/database.ts'
+import { startEmbeddedPostgres } from './embedded-postgres.ts'
 
 export interface OpenDatabase {
   url: string

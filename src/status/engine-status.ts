@@ -9,8 +9,8 @@ import {
   readUnfinishedSweeps,
 } from '../store/status-queries.ts'
 import { countLiveRows, readResourceStates } from '../store/sync-state.ts'
-import { type JobQueue, QUEUES } from './job-queue.ts'
-import { mirroredResources } from './runs.ts'
+import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
+import { mirroredResources } from '../sync/runs.ts'
 
 export interface ResourceStatus {
   resource: string

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { embeddedMajorVersion, startEmbeddedPostgres } from '../../src/store/embedded-postgres.ts'
+import { embeddedMajorVersion, startEmbeddedPostgres } from '../../src/database/embedded-postgres.ts'
 
 async function dataDir(files: Record<string, string> = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'crm-sync-embedded-'))
