@@ -14,11 +14,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pino from 'pino'
 import { type Sandbox, startSandbox } from '../sandbox/index.ts'
 import { type Config, parseConfig } from '../src/config/index.ts'
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/database/embedded-postgres.ts'
+import { freePort } from '../src/database/free-port.ts'
 import { configSecrets, createLogger } from '../src/log.ts'
 import { type Running, start } from '../src/service.ts'
 import { createDb, createPool, type Db } from '../src/store/database.ts'
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/store/embedded-postgres.ts'
-import { freePort } from '../src/store/free-port.ts'
 
 export interface DemoWorld {
   sandbox: Sandbox

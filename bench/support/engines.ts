@@ -2,7 +2,7 @@
 // the Node flags `npm start` gives them.
 import { NODE_FLAGS } from '../../bin/node-flags.js'
 import type { Sandbox } from '../../sandbox/index.ts'
-import { freePort } from '../../src/store/free-port.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import { type Child, spawnChild } from './child.ts'
 
 /** Where the upstream services are: a sandbox in this process or in another one. */

@@ -4,7 +4,7 @@
 // sandbox's users make changes. Every delivery must be answered 200 (stored) or 503 (not stored),
 // never 500, and never acknowledged without its inbox row; afterwards the mirror converges.
 
-import { freePort } from '../../src/store/free-port.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import { readyStatus, waitFor } from '../../test/support/process.ts'
 import { createScratchDatabase } from '../support/database.ts'
 import { describeAudit, sandboxShortfall, settledAudit, startDeliveryLoad } from '../support/deliveries.ts'

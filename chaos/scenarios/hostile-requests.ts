@@ -4,8 +4,8 @@
 // stored; the process stays healthy.
 import { sql } from 'kysely'
 import { createRandom } from '../../sandbox/random.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import { webhookPath } from '../../src/receiver/app.ts'
-import { freePort } from '../../src/store/free-port.ts'
 import { createScratchDatabase } from '../support/database.ts'
 import { describeAudit, settledAudit } from '../support/deliveries.ts'
 import { CHAOS_SECRET, engineEnv, errorLines, startEngine, tail } from '../support/engine.ts'

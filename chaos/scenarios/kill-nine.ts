@@ -5,8 +5,8 @@
 // and has succeeded, and after one full reconciliation the mirror converges to the sandbox's truth.
 import { sql } from 'kysely'
 import { createRandom } from '../../sandbox/random.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import type { Db } from '../../src/store/database.ts'
-import { freePort } from '../../src/store/free-port.ts'
 import { waitFor } from '../../test/support/process.ts'
 import { createScratchDatabase } from '../support/database.ts'
 import { describeAudit, sandboxShortfall, settledAudit, startDeliveryLoad } from '../support/deliveries.ts'

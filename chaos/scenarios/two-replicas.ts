@@ -2,7 +2,7 @@
 // round-robin TCP balancer, as a load balancer in front of a scaled deployment): both migrate, both
 // register hooks, both take deliveries and work. Neither may exit with an error nor answer 500; the
 // hooks are registered once; the mirror converges.
-import { freePort } from '../../src/store/free-port.ts'
+import { freePort } from '../../src/database/free-port.ts'
 import { readyStatus } from '../../test/support/process.ts'
 import { sampleOf } from '../../test/support/prometheus.ts'
 import { createScratchDatabase } from '../support/database.ts'

@@ -3,8 +3,8 @@
 // webhooks and ours: the database is fine, so they are stored), the sweeps and refreshes fail. Once
 // the upstream is back, the engine recovers by itself and the mirror converges.
 import { sql } from 'kysely'
+import { freePort } from '../../src/database/free-port.ts'
 import type { Db } from '../../src/store/database.ts'
-import { freePort } from '../../src/store/free-port.ts'
 import { waitFor } from '../../test/support/process.ts'
 import { createScratchDatabase } from '../support/database.ts'
 import { describeAudit, sandboxShortfall, settledAudit, startDeliveryLoad } from '../support/deliveries.ts'
