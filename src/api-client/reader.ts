@@ -134,6 +134,12 @@ export interface ReaderOptions {
   /** The index query in the upstream's spelling. */
   indexQuery(resource: Resource, query: IndexQuery & { page: number; perPage: number }): Query
   showQuery(resource: Resource, includes: readonly string[] | undefined): Query
+  /**
+   * Another way of asking for the order (the reservation service's spelling of `order`), learnt from
+   * the answers: `tryOther` switches to it when it has not been tried, and `keep` settles on the way
+   * that gave pages in order (or back on the first when neither did).
+   */
+  orderSpelling?: { tryOther(): boolean; keep(inOrder: boolean): void }
 }
 
 export function createReader(options: ReaderOptions): ResourceReader {
@@ -158,9 +164,7 @@ export function createReader(options: ReaderOptions): ResourceReader {
     if (route === 'show' && !resource.routes.show) throw new Error(`${resource.name} has no show route`)
   }
 
-  async function index(resource: Resource, query: IndexQuery = {}): Promise<RecordPage> {
-    check(resource, 'index')
-    const page = query.page ?? 1
+  async function fetchPage(resource: Resource, query: IndexQuery, page: number) {
     const answer = await upstream.send({
       method: 'GET',
       path: resource.path,
@@ -182,12 +186,35 @@ export function createReader(options: ReaderOptions): ResourceReader {
       )
     }
     const items = answer.body.map((item) => unwrap(resource.wrapper, item))
-    const { records, rejected } = parseRecords(resource, items, onDrift)
-    if (query.order?.field === 'updated_at' && !inOrder(records, query.order.direction)) {
+    return { answer, items, ...parseRecords(resource, items, onDrift) }
+  }
+
+  async function index(resource: Resource, query: IndexQuery = {}): Promise<RecordPage> {
+    check(resource, 'index')
+    const page = query.page ?? 1
+    let fetched = await fetchPage(resource, query, page)
+    const order = query.order?.field === 'updated_at' ? query.order : undefined
+    const spelling = options.orderSpelling
+    if (order && spelling && distinctTimes(fetched.records) > 1) {
+      // A page out of order may be the upstream ignoring a spelling of `order` it does not parse.
+      let inOrderNow = inOrder(fetched.records, order.direction)
+      if (!inOrderNow && spelling.tryOther()) {
+        fetched = await fetchPage(resource, query, page)
+        inOrderNow = inOrder(fetched.records, order.direction)
+        if (inOrderNow)
+          logger.info(
+            { upstream: upstream.service },
+            'upstream orders pages by the other spelling of order; using it',
+          )
+      }
+      spelling.keep(inOrderNow)
+    }
+    const { answer, items, records, rejected } = fetched
+    if (order && !inOrder(records, order.direction)) {
       warnOnce(
         `${resource.name}.order`,
         { resource: resource.name, page },
-        'upstream did not order the page by updated_at as asked (for the reservation service, check RESERVATION_ORDER_SPELLING)',
+        'upstream did not order the page by updated_at as asked; walks read every page',
       )
     }
     return { page, size: items.length, records, rejected, fetchedAt: answer.fetchedAt, tookMs: answer.tookMs }
@@ -222,6 +249,10 @@ export function createReader(options: ReaderOptions): ResourceReader {
       }
     },
   }
+}
+
+function distinctTimes(records: FetchedRecord[]): number {
+  return new Set(records.map((record) => record.updated_at)).size
 }
 
 function inOrder(records: FetchedRecord[], direction: 'asc' | 'desc'): boolean {

@@ -21,10 +21,14 @@ export interface ReservationSettings extends ClientSettings {
   /**
    * The document gives `order` as `<criterion>-<direction>` with criteria such as `updated_at`
    * (`updated_at-desc`), and its example as `created-at-asc`; which one the service parses is not
-   * shown. `underscore` (the rule's spelling) is the default; `hyphen` sends `updated-at-desc`.
+   * shown. The client starts with this one (`underscore` unless given) and learns from the answers:
+   * a page out of order is asked again in the other spelling once, and the one that orders is kept.
    */
-  orderSpelling: 'underscore' | 'hyphen'
+  orderSpelling?: Spelling
 }
+
+type Spelling = 'underscore' | 'hyphen'
+const other = (spelling: Spelling): Spelling => (spelling === 'underscore' ? 'hyphen' : 'underscore')
 
 export type ContactBookings =
   | { status: 'found'; records: FetchedRecord[]; rejected: RejectedRecordError[]; fetchedAt: Date }
@@ -37,7 +41,7 @@ export interface ReservationClient extends ResourceReader {
   countContacts(): Promise<number | null>
 }
 
-export function spellOrder(order: Order, spelling: ReservationSettings['orderSpelling']): string {
+export function spellOrder(order: Order, spelling: Spelling): string {
   const field = spelling === 'hyphen' ? order.field.replaceAll('_', '-') : order.field
   return `${field}-${order.direction}`
 }
@@ -46,6 +50,10 @@ export function createReservationClient(settings: ReservationSettings, deps: Cli
   const upstream = openUpstream('reservation', settings, deps, (_url, headers) => {
     headers.set('authorization', `Token token="${settings.apiKey}"`)
   })
+  // Learnt for the life of this client: the spelling in use, and whether it is settled.
+  let spelling: Spelling = settings.orderSpelling ?? 'underscore'
+  let settled = false
+  let tried = false
   const reader = createReader({
     upstream,
     settings,
@@ -53,10 +61,24 @@ export function createReservationClient(settings: ReservationSettings, deps: Cli
     indexQuery: (resource, query) => ({
       perpage: query.perPage,
       page: query.page,
-      order: query.order && spellOrder(query.order, settings.orderSpelling),
+      order: query.order && spellOrder(query.order, spelling),
       ...includeQuery(query.includes ?? resource.includes),
     }),
     showQuery: (resource, includes) => includeQuery(includes ?? resource.includes),
+    orderSpelling: {
+      tryOther() {
+        if (settled || tried) return false
+        tried = true
+        spelling = other(spelling)
+        return true
+      },
+      keep(inOrder) {
+        if (settled) return
+        // Neither spelling ordered the page: back to the first, and no more tries.
+        if (!inOrder && tried) spelling = other(spelling)
+        settled = inOrder || tried
+      },
+    },
   })
 
   return {

@@ -27,4 +27,5 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   UPSTREAM_MAX_PAGES: 'a walk stops at 10,000 pages',
   REFRESH_COALESCE_SECONDS: 'a changing record is refreshed at most once per 5 s',
   RECONCILE_BUDGET_PERCENT: 'verification spends at most half of each budget',
+  RESERVATION_ORDER_SPELLING: 'the reservation client learns the spelling of order from the pages it gets',
 }

@@ -11,7 +11,6 @@ import { mirroredResources } from './resources.ts'
 export { HOOK_OBJECT_TYPES, REMOVED_VARIABLES }
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export const CRM_AUTH_MODES = ['header', 'query'] as const
-export const ORDER_SPELLINGS = ['underscore', 'hyphen'] as const
 
 const httpUrl = z
   .string()
@@ -116,9 +115,6 @@ const environment = z.object({
   CRM_RATE_LIMIT: integer(1, 10_000).default(50),
   CRM_PAGE_SIZE: integer(1, 5000).default(500),
   RESERVATION_RATE_LIMIT: integer(1, 10_000).default(50),
-  RESERVATION_ORDER_SPELLING: z
-    .enum(ORDER_SPELLINGS, `must be one of ${ORDER_SPELLINGS.join(', ')}`)
-    .default('underscore'),
   UPSTREAM_TIMEOUT_SECONDS: integer(1, 600).default(30),
   UPSTREAM_MAX_RETRIES: integer(0, 20).default(4),
   // A refresh waits until its record has had no delivery for this long (at most one coalescing slot):
@@ -227,7 +223,6 @@ function toConfig(env: z.output<typeof environment>) {
         requests: env.RESERVATION_RATE_LIMIT,
         windowSeconds: TUNING.rateWindowSeconds,
         pageSize: TUNING.reservationPageSize,
-        orderSpelling: env.RESERVATION_ORDER_SPELLING,
       },
     },
   }

@@ -71,15 +71,55 @@ describe('reservation client', () => {
     expect(spellOrder({ field: 'created_at', direction: 'asc' }, 'underscore')).toBe('created_at-asc')
   })
 
-  it('warns once when a page is not in the order asked for (the spelling may be the wrong one)', async () => {
+  const older = { ...contact, id: 1, updated_at: '2020-01-01T00:00:00Z' }
+  const newer = { ...contact, id: 2, updated_at: '2024-01-01T00:00:00Z' }
+  const newestFirst = { field: 'updated_at', direction: 'desc' } as const
+
+  it('learns the spelling of order that the service parses: the other one, once a page is out of order', async () => {
     const { client, lines } = reservationClient(database.db)
-    const older = { ...contact, id: 1, updated_at: '2020-01-01T00:00:00Z' }
-    const newer = { ...contact, id: 2, updated_at: '2024-01-01T00:00:00Z' }
-    nock(RESERVATION_URL).get('/api/contacts').query(true).times(2).reply(200, [older, newer])
-    const order = { field: 'updated_at', direction: 'desc' } as const
-    await client.index(contacts, { order })
-    await client.index(contacts, { order, page: 2 })
-    expect(lines.filter((line) => line.includes('RESERVATION_ORDER_SPELLING'))).toHaveLength(1)
+    const asked: string[] = []
+    // A service that parses only `updated-at-desc` and lists by id otherwise.
+    nock(RESERVATION_URL)
+      .get('/api/contacts')
+      .query((query) => {
+        asked.push(String(query.order))
+        return true
+      })
+      .times(3)
+      .reply(200, () => (asked.at(-1) === 'updated-at-desc' ? [newer, older] : [older, newer]))
+    expect((await client.index(contacts, { order: newestFirst })).records).toEqual([newer, older])
+    expect((await client.index(contacts, { order: newestFirst, page: 2 })).records).toEqual([newer, older])
+    expect(asked).toEqual(['updated_at-desc', 'updated-at-desc', 'updated-at-desc'])
+    expect(lines.filter((line) => line.includes('did not order'))).toEqual([])
+  })
+
+  it('keeps its first spelling once pages come in order, and never asks twice for a page in order', async () => {
+    const { client } = reservationClient(database.db)
+    nock(RESERVATION_URL)
+      .get('/api/contacts')
+      .query((query) => query.order === 'updated_at-desc')
+      .times(2)
+      .reply(200, [newer, older])
+    await client.index(contacts, { order: newestFirst })
+    await client.index(contacts, { order: newestFirst, page: 2 })
+    expect(nock.isDone()).toBe(true)
+  })
+
+  it('warns once when neither spelling orders the page, and goes back to the first', async () => {
+    const { client, lines } = reservationClient(database.db)
+    const asked: string[] = []
+    nock(RESERVATION_URL)
+      .get('/api/contacts')
+      .query((query) => {
+        asked.push(String(query.order))
+        return true
+      })
+      .times(3)
+      .reply(200, [older, newer])
+    await client.index(contacts, { order: newestFirst })
+    await client.index(contacts, { order: newestFirst, page: 2 })
+    expect(asked).toEqual(['updated_at-desc', 'updated-at-desc', 'updated_at-desc'])
+    expect(lines.filter((line) => line.includes('did not order the page by updated_at'))).toHaveLength(1)
   })
 
   it('shows a contact with its tags, and answers gone for one that was deleted', async () => {

@@ -26,21 +26,17 @@ describe('upstream configuration', () => {
       maxRetries: 4,
       maxPages: 10_000,
       crm: { auth: 'header', requests: 50, windowSeconds: 10, pageSize: 500 },
-      reservation: { requests: 50, windowSeconds: 10, pageSize: 250, orderSpelling: 'underscore' },
+      reservation: { requests: 50, windowSeconds: 10, pageSize: 250 },
     })
   })
 
   it('names every invalid upstream variable', () => {
     try {
-      parseConfig({ ...env, CRM_AUTH: 'cookie', CRM_RATE_LIMIT: '0', RESERVATION_ORDER_SPELLING: 'camel' })
+      parseConfig({ ...env, CRM_AUTH: 'cookie', CRM_RATE_LIMIT: '0' })
       expect.unreachable()
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error
-      expect(error.problems.map((problem) => problem.split(' ')[0])).toEqual([
-        'CRM_AUTH',
-        'CRM_RATE_LIMIT',
-        'RESERVATION_ORDER_SPELLING',
-      ])
+      expect(error.problems.map((problem) => problem.split(' ')[0])).toEqual(['CRM_AUTH', 'CRM_RATE_LIMIT'])
     }
   })
 
@@ -51,7 +47,6 @@ describe('upstream configuration', () => {
       CRM_PAGE_SIZE: '250',
       RESERVATION_BASE_URL: RESERVATION_URL,
       RESERVATION_API_KEY: RESERVATION_KEY,
-      RESERVATION_ORDER_SPELLING: 'hyphen',
     })
     const clients = createUpstreamClients(config, testDeps(database.db))
     nock(CRM_URL)
@@ -61,7 +56,7 @@ describe('upstream configuration', () => {
     nock(RESERVATION_URL)
       .get('/api/contacts')
       .matchHeader('authorization', `Token token="${RESERVATION_KEY}"`)
-      .query({ perpage: '250', page: '1', order: 'updated-at-asc', include_tags: 'true' })
+      .query({ perpage: '250', page: '1', order: 'updated_at-asc', include_tags: 'true' })
       .reply(200, [])
     await clients.crm.index(people)
     await clients.reservation?.index(contacts, { order: { field: 'updated_at', direction: 'asc' } })
