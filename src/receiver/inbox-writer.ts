@@ -114,8 +114,9 @@ export function createInboxWriter(db: Db, options: InboxWriterOptions = {}): Inb
       if (batch.length === 1 || error instanceof InboxTimeout) {
         for (const entry of batch) entry.reject(error)
       } else {
-        // One row the database refuses must not cost the others: each is tried on its own.
-        await Promise.all(batch.map((entry) => write([entry])))
+        // One row the database refuses must not cost the others: each is tried on its own, one after
+        // the other, so that their ids keep the order they arrived in (the order they are applied in).
+        for (const entry of batch) await write([entry])
       }
     }
     // The connection stays counted until the insert itself ends, answered or not.
