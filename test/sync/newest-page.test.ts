@@ -22,6 +22,7 @@ import {
   type TestDatabase,
   useTestDatabase,
 } from '../support/database.ts'
+import { waitFor } from '../support/process.ts'
 import { logger, sandboxConfig } from './support.ts'
 
 describe('newerThanMirror', () => {
@@ -77,16 +78,21 @@ describe('a newest-page poll', () => {
     return { db, control: upstream.control.reservation, poll, gaps }
   }
 
-  /** Polls until a poll writes nothing (within 5 s): each costs one request. */
+  /**
+   * Polls until a poll writes nothing (within 5 s: a record read within its second is written again
+   * until that second has passed); each costs one request.
+   */
   async function idle(poll: { pollOnce(): Promise<NewestPageResult> }) {
-    const deadline = Date.now() + 5000
-    for (;;) {
-      const result = await poll.pollOnce()
-      expect(result).toMatchObject({ requests: 1, gap: false })
-      if (result.written === 0) return
-      expect(Date.now()).toBeLessThan(deadline)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    const polls: NewestPageResult[] = []
+    await waitFor(
+      async () => {
+        polls.push(await poll.pollOnce())
+        return polls.at(-1)?.written === 0 ? true : undefined
+      },
+      5000,
+      'a poll that writes nothing',
+    )
+    for (const result of polls) expect(result).toMatchObject({ requests: 1, gap: false })
   }
 
   const mirrored = async (db: TestDatabase['db'], id: number) =>
@@ -173,9 +179,9 @@ describe('a poll loop', () => {
         onYielded: () => yielded++,
       },
     )
-    const deadline = Date.now() + 5000
-    while (yielded === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
-    await loop.stop()
+    await waitFor(async () => (yielded > 0 ? true : undefined), 5000, 'the loop to yield').finally(() =>
+      loop.stop(),
+    )
     expect({ polls, yielded }).toEqual({ polls: 0, yielded: 1 })
   })
 })
