@@ -6,7 +6,7 @@ import { parseEnv } from 'node:util'
 import { z } from 'zod'
 import { HOOK_OBJECT_TYPES } from '../resources/index.ts'
 import { REMOVED_VARIABLES, TUNING } from './fixed.ts'
-import { mirroredResources } from './resources.ts'
+import { selectResources } from './resources.ts'
 
 export { HOOK_OBJECT_TYPES, REMOVED_VARIABLES }
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -157,7 +157,7 @@ function crossProblems(env: Record<string, string>): string[] {
     problems.push('WEBHOOK_SECRET_PREVIOUS must differ from WEBHOOK_SECRET')
   if (env.METRICS_REQUIRE_TOKEN === 'true' && !env.ADMIN_TOKEN)
     problems.push('ADMIN_TOKEN is required when METRICS_REQUIRE_TOKEN is true')
-  problems.push(...mirroredResources(env).problems)
+  problems.push(...selectResources(env).problems)
   return problems
 }
 
@@ -184,7 +184,7 @@ function toConfig(env: z.output<typeof environment>) {
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     hookObjectType: env.HOOK_OBJECT_TYPE,
     // The resources mirrored (MIRROR_RESOURCES), in the table's order.
-    resources: mirroredResources(env).names,
+    resources: selectResources(env).names,
     incrementalSyncIntervalSeconds: env.INCREMENTAL_SYNC_INTERVAL,
     // 0: the activity feed is off.
     activityPollSeconds: env.ACTIVITY_POLL_SECONDS,

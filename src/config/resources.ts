@@ -14,7 +14,7 @@ function resourcesNamed(item: string) {
  * The resources MIRROR_RESOURCES selects, in the table's order (every resource of the services
  * configured when unset), and what is wrong with it.
  */
-export function mirroredResources(env: {
+export function selectResources(env: {
   RESERVATION_BASE_URL?: string
   RESERVATION_API_KEY?: string
   MIRROR_RESOURCES?: string
