@@ -179,17 +179,22 @@ export async function recordDeliveryFailure(
   })
 }
 
-/** When the latest delivery about a record arrived (PostgreSQL's clock), or null when none did. */
-export async function latestDeliveryAt(db: Db, model: string, recordId: number): Promise<Date | null> {
-  const row = await db
-    .selectFrom('sync.inbox')
-    .select('received_at')
-    .where('model', '=', model)
-    .where('record_id', '=', recordId)
-    .orderBy('received_at', 'desc')
-    .limit(1)
-    .executeTakeFirst()
-  return row?.received_at ?? null
+/**
+ * When the record's latest delivery arrived, and how long ago (both on PostgreSQL's clock); null when
+ * none did.
+ */
+export async function latestDelivery(
+  db: Db,
+  model: string,
+  recordId: number,
+): Promise<{ at: Date; ageMs: number } | null> {
+  const result = await sql<{ at: Date | null; age_ms: number | null }>`
+    select max(received_at) as at,
+      (extract(epoch from clock_timestamp() - max(received_at)) * 1000)::float8 as age_ms
+    from sync.inbox where model = ${model} and record_id = ${recordId}
+  `.execute(db)
+  const row = result.rows[0]
+  return row?.at && row.age_ms !== null ? { at: new Date(row.at), ageMs: row.age_ms } : null
 }
 
 /** Whether a delivery about a record of `model` arrived after `since` (PostgreSQL's clock). */
@@ -202,15 +207,6 @@ export async function deliveredSince(db: Db, model: string, since: Date): Promis
     .limit(1)
     .executeTakeFirst()
   return row !== undefined
-}
-
-/** Milliseconds since the latest delivery about a record arrived (PostgreSQL's clock), or null. */
-export async function latestDeliveryAgeMs(db: Db, model: string, recordId: number): Promise<number | null> {
-  const result = await sql<{ age_ms: number | null }>`
-    select (extract(epoch from clock_timestamp() - max(received_at)) * 1000)::float8 as age_ms
-    from sync.inbox where model = ${model} and record_id = ${recordId}
-  `.execute(db)
-  return result.rows[0]?.age_ms ?? null
 }
 
 /** Deliveries (accepted, whatever became of them) that arrived in the last `windowMs`. */

@@ -17,7 +17,7 @@
 import type { Config } from '../../config/index.ts'
 import type { AnyResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
-import { countRecentDeliveries, latestDeliveryAgeMs, latestDeliveryAt } from '../../store/inbox.ts'
+import { countRecentDeliveries, latestDelivery } from '../../store/inbox.ts'
 import { readFetchedAt } from '../../store/record-times.ts'
 import { fullSweepRunning, fullSweepRunningSince } from '../../store/runs.ts'
 
@@ -101,7 +101,8 @@ export interface RefreshFactSources {
 }
 
 /**
- * The one read a step is decided from. It reads only what the step can use: the backlog before the
+ * The one read a step is decided from: the record's latest delivery once (for both whether a fetch
+ * answered it and how quiet it is), and only what the step can use besides: the backlog before the
  * first step, the full sweep for a cascade check, the pressure once the record is quiet enough
  * without it.
  */
@@ -114,12 +115,13 @@ export async function readRefreshFacts(
   const { resource, id } = target
   const model = resource.webhookModel
   const first = progress.steps === 0
-  const [answered, cascadeInFullSweep, crowded, deliveryAgeMs] = await Promise.all([
-    answeredAlready(db, model, resource, id, target.askedAt),
+  const delivered = model ? await latestDelivery(db, model, id) : null
+  const [answered, cascadeInFullSweep, crowded] = await Promise.all([
+    answeredAlready(db, resource, id, delivered?.at ?? null, target.askedAt),
     target.cascade && sources.defers ? fullSweepRunning(db, resource.name) : false,
     first && sources.crowded ? sources.crowded(resource) : false,
-    model && quiet && progress.joined === 0 ? latestDeliveryAgeMs(db, model, id) : null,
   ])
+  const deliveryAgeMs = quiet && progress.joined === 0 ? (delivered?.ageMs ?? null) : null
   const pressure =
     quiet !== undefined &&
     deliveryAgeMs !== null &&
@@ -136,18 +138,14 @@ export async function readRefreshFacts(
  */
 async function answeredAlready(
   db: Db,
-  model: string | null,
   resource: AnyResource,
   id: number,
+  delivered: Date | null,
   askedAt?: Date,
 ): Promise<boolean> {
-  if (!model && !askedAt) return false
-  const [delivered, fetched] = await Promise.all([
-    model ? latestDeliveryAt(db, model, id) : null,
-    readFetchedAt(db, resource, id),
-  ])
   const asked = Math.max(delivered?.getTime() ?? 0, askedAt?.getTime() ?? 0)
   if (asked === 0) return false
+  const fetched = await readFetchedAt(db, resource, id)
   if (fetched !== null && fetched.getTime() >= asked) return true
   return fullSweepRunningSince(db, resource.name, new Date(asked))
 }
