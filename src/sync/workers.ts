@@ -5,7 +5,6 @@ import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import { type Logger, withLogContext } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { readRefreshBacklog } from '../store/refresh-backlog.ts'
 import { createDeadLetterHandler } from './dead-letter.ts'
 import type { AppliedDelivery } from './delivery/apply.ts'
 import { DELIVERY_KIND, startDeliveryWorker } from './delivery/worker.ts'
@@ -21,6 +20,7 @@ import {
 } from './job-queue.ts'
 import type { SyncObserver } from './observer.ts'
 import { quietOptions } from './plan/refresh.ts'
+import { queuedRefreshes } from './refresh/backlog.ts'
 import { createCatchUp } from './refresh/catch-up.ts'
 import { createRefreshHandler, type RefreshHandlerDeps } from './refresh/handler.ts'
 import { startRetention } from './retention.ts'
@@ -106,8 +106,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
           db,
           logger: logger.child({ queue: QUEUES.refresh.name }),
           reader: (resource) => (resource.service === 'crm' ? clients.crm : clients.reservation),
-          backlog: (resource) =>
-            readRefreshBacklog(db, { schema: JOB_SCHEMA, queue: QUEUES.refresh.name }, resource.name),
+          queued: queuedRefreshes(boss),
           minBacklog: 2,
           skewSeconds: config.syncLookbackSeconds,
           onApplied: (resource, records) => applied?.(resource, 'fetch', records),

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
 import type { SweepJob } from '../../src/store/runs.ts'
 import {
+  enqueueRefresh,
   type JobQueue,
   QUEUES,
   type RefreshJob,
@@ -13,6 +14,7 @@ import {
   startJobQueue,
   sweepWorkOptions,
 } from '../../src/sync/job-queue.ts'
+import { queuedRefreshes } from '../../src/sync/refresh/backlog.ts'
 import { sweepEnqueuer } from '../../src/sync/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
@@ -49,6 +51,35 @@ describe('job queue', () => {
     },
     40_000,
   )
+})
+
+describe('the refresh backlog', () => {
+  const database = useTestDatabase()
+  let boss: JobQueue | undefined
+  afterAll(async () => {
+    await boss?.stop({ graceful: false })
+  })
+
+  it('counts the queued refreshes of one resource through pg-boss, with the earliest delivery they answer', async () => {
+    boss ??= await startJobQueue(database.url, logger)
+    const queue = boss
+    const send = (job: RefreshJob) =>
+      database.db.transaction().execute((trx) => enqueueRefresh(queue, trx, job, 5))
+    // Taken by a worker: no longer waiting in the queue.
+    await send({ resource: 'crm.people', id: 4, receivedAt: '2026-11-27T08:00:00Z' })
+    const taken = await queue.fetch<RefreshJob>(QUEUES.refresh.name)
+    expect(taken.map((job) => job.data.id)).toEqual([4])
+    await send({ resource: 'crm.people', id: 1, receivedAt: '2026-11-27T10:00:05Z' })
+    await send({ resource: 'crm.people', id: 2, receivedAt: '2026-11-27T10:00:01Z' })
+    await send({ resource: 'crm.people', id: 3 })
+    await send({ resource: 'crm.people', id: 5, receivedAt: '2026-11-27T10:00:03Z' })
+    await send({ resource: 'crm.deals', id: 1, receivedAt: '2026-11-27T09:00:00Z' })
+
+    const read = queuedRefreshes(queue)
+    expect(await read('crm.people', 100)).toEqual({ pending: 4, oldest: new Date('2026-11-27T10:00:01Z') })
+    expect((await read('crm.people', 2)).pending).toBe(2)
+    expect(await read('crm.companies', 100)).toEqual({ pending: 0, oldest: null })
+  })
 })
 
 describe('sweep retries', () => {

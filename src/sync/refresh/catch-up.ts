@@ -16,9 +16,11 @@ import type { Logger } from '../../log.ts'
 import type { AnyResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
 import { upsertRecords } from '../../store/records.ts'
-import type { RefreshBacklog } from '../../store/refresh-backlog.ts'
+import { addBacklogs, type QueuedRefreshes, type RefreshBacklog, runningRefreshes } from './backlog.ts'
 
 const MAX_PAGES = 20
+// The most refreshes a walk counts: as many records as MAX_PAGES pages of 250 hold.
+const MOST_COUNTED = MAX_PAGES * 250
 const FLIGHT_SPACING_MS = 1_000
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -27,7 +29,8 @@ export interface CatchUpDeps {
   db: Db
   logger: Logger
   reader(resource: AnyResource): ResourceReader | null
-  backlog(resource: AnyResource): Promise<RefreshBacklog>
+  /** The refreshes queued (backlog.ts `queuedRefreshes`); the running ones are counted here. */
+  queued: QueuedRefreshes
   /** Refreshes waiting (the asking one included) from which a page is cheaper than fetching each. */
   minBacklog: number
   /** Seconds of clock skew allowed between the upstream's `updated_at` and our receipt times. */
@@ -40,14 +43,19 @@ export interface CatchUp {
   worthIt(resource: AnyResource): Promise<boolean>
   /** Joins the walk in flight for the resource, or starts one; resolves when that walk has ended. */
   join(resource: AnyResource): Promise<void>
+  /** Counts a refresh as waiting until the returned function is called (the handler runs it). */
+  running(resource: string, receivedAt: string | undefined): () => void
 }
 
 export function createCatchUp(deps: CatchUpDeps): CatchUp {
   const flights = new Map<string, Promise<void>>()
   const lastStart = new Map<string, number>()
+  const running = runningRefreshes()
+  const backlog = async (resource: AnyResource, limit: number): Promise<RefreshBacklog> =>
+    addBacklogs(await deps.queued(resource.name, limit), running.of(resource.name))
 
   async function walk(resource: AnyResource, reader: ResourceReader): Promise<void> {
-    const { pending, oldest } = await deps.backlog(resource)
+    const { pending, oldest } = await backlog(resource, MOST_COUNTED)
     // Decided when it starts (a second after the last one, at most): the refreshes that asked may
     // have been answered by the walk before, and then there is nothing a page would save.
     if (pending < deps.minBacklog) return
@@ -73,7 +81,7 @@ export function createCatchUp(deps: CatchUpDeps): CatchUp {
   return {
     async worthIt(resource) {
       if (!resource.webhookModel || !('updated_at' in resource.columns)) return false
-      return (await deps.backlog(resource)).pending >= deps.minBacklog
+      return (await backlog(resource, deps.minBacklog)).pending >= deps.minBacklog
     },
     join(resource) {
       const current = flights.get(resource.name)
@@ -89,5 +97,6 @@ export function createCatchUp(deps: CatchUpDeps): CatchUp {
       flights.set(resource.name, flight)
       return flight
     },
+    running: running.start,
   }
 }

@@ -4,7 +4,7 @@
 // of the newest page (catch-up.ts), or wait for the record to go quiet.
 import type { Job } from 'pg-boss'
 import { z } from 'zod'
-import type { UpstreamClients } from '../../api-client/index.ts'
+import type { ResourceReader, UpstreamClients } from '../../api-client/index.ts'
 import { type Logger, withLogContext } from '../../log.ts'
 import { type AnyResource, findResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
@@ -52,24 +52,36 @@ export function createRefreshHandler(deps: RefreshHandlerDeps) {
   }
 }
 
-async function refresh(
-  { db, clients, logger, onApplied, onSkipped, quiet, queueChecks, catchUp, defer }: RefreshHandlerDeps,
-  job: Job<unknown>,
-) {
+async function refresh(deps: RefreshHandlerDeps, job: Job<unknown>) {
   const parsed = refreshJob.safeParse(job.data)
   const resource = parsed.success ? findResource(parsed.data.resource) : undefined
   if (!parsed.success || !resource?.routes.show) {
-    logger.error({ data: job.data }, 'refresh job for nothing crm-sync can fetch; dropped')
+    deps.logger.error({ data: job.data }, 'refresh job for nothing crm-sync can fetch; dropped')
     return
   }
-  const client = resource.service === 'crm' ? clients.crm : clients.reservation
+  const client = resource.service === 'crm' ? deps.clients.crm : deps.clients.reservation
   if (!client) return // the reservation service is no longer configured
-  const { id, receivedAt } = parsed.data
+  // Counted among the refreshes of its resource that wait, until it ends (catch-up.ts).
+  const done = deps.catchUp?.running(resource.name, parsed.data.receivedAt)
+  try {
+    await refreshRecord(deps, client, resource, parsed.data)
+  } finally {
+    done?.()
+  }
+}
+
+async function refreshRecord(
+  { db, logger, onApplied, onSkipped, quiet, queueChecks, catchUp, defer }: RefreshHandlerDeps,
+  client: ResourceReader,
+  resource: AnyResource,
+  job: RefreshJob,
+) {
+  const { id, receivedAt } = job
   const target: RefreshTarget = {
     resource,
     id,
-    askedAt: parsed.data.askedAt ? new Date(parsed.data.askedAt) : undefined,
-    cascade: parsed.data.cascade === true,
+    askedAt: job.askedAt ? new Date(job.askedAt) : undefined,
+    cascade: job.cascade === true,
   }
   const crowded = catchUp && ((of: AnyResource) => catchUp.worthIt(of))
   const sources = { db, quiet, defers: defer !== undefined, crowded }
@@ -85,7 +97,7 @@ async function refresh(
       return
     }
     if (step.do === 'defer') {
-      await defer?.(parsed.data)
+      await defer?.(job)
       logger.debug('cascade check put off until the full sweep of its resource ends')
       return
     }
