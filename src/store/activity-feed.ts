@@ -76,18 +76,22 @@ export interface FeedCoverage {
 }
 
 export async function readFeedCoverage(db: Db, feed: string): Promise<FeedCoverage | null> {
-  const result = await sql<{ covered_since: Date | null; polled_at: Date | null }>`
-    select covered_since, polled_at from sync.activity_feed where feed = ${feed}
-  `.execute(db)
-  const row = result.rows[0]
+  const row = await db
+    .selectFrom('sync.activity_feed')
+    .select(['covered_since', 'polled_at'])
+    .where('feed', '=', feed)
+    .executeTakeFirst()
   return row ? { coveredSince: row.covered_since, polledAt: row.polled_at } : null
 }
 
 /** Lets the lease go at once (a stopping replica), so that another takes the feed over at its next poll. */
 export async function releaseFeed(db: Db, feed: string, owner: string): Promise<void> {
-  await sql`
-    update sync.activity_feed set lease_until = null where feed = ${feed} and lease_owner = ${owner}
-  `.execute(db)
+  await db
+    .updateTable('sync.activity_feed')
+    .set({ lease_until: null })
+    .where('feed', '=', feed)
+    .where('lease_owner', '=', owner)
+    .execute()
 }
 
 export interface MirroredState {

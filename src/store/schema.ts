@@ -123,6 +123,19 @@ export interface UpstreamBudgetSlotsTable {
   lease: Generated<number>
 }
 
+/** Per poll of the activity feed (src/sync/feed): its cursor, coverage and the lease of the replica that polls. */
+export interface ActivityFeedTable {
+  feed: string
+  newest_id: ColumnType<string | null, number | null, number | null>
+  newest_created_at: Timestamp | null
+  polled_at: Timestamp | null
+  /** Every change the log names since then has been read (null: never polled, or a gap). */
+  covered_since: Timestamp | null
+  lease_owner: string | null
+  lease_until: Timestamp | null
+  updated_at: Generated<Date>
+}
+
 /** A group's members (crm.filter_group_members, see `MemberTable` in src/resources/types.ts). */
 export interface FilterGroupMembersTable {
   filter_group_id: number
@@ -151,6 +164,7 @@ export interface Database extends MirrorTables, ChildTables {
   'sync.runs': RunsTable
   'sync.run_resources': RunResourcesTable
   'sync.inbox': InboxTable
+  'sync.activity_feed': ActivityFeedTable
   'sync.upstream_budget': UpstreamBudgetTable
   'sync.upstream_budget_slots': UpstreamBudgetSlotsTable
   'crm.filter_group_members': FilterGroupMembersTable

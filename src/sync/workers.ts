@@ -12,7 +12,6 @@ import { startFreshnessPolls } from './feed/polls.ts'
 import {
   deferRefresh,
   HEARTBEAT_REFRESH_SECONDS,
-  JOB_SCHEMA,
   type JobQueue,
   QUEUES,
   recordChecks,
