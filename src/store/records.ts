@@ -1,13 +1,8 @@
 // Writes of upstream records into the mirror. At most two statements per batch, whatever its size:
 // the parent rows, then the replacement of the children of the parents written whose includes changed.
 //
-// Ordering rules (DESIGN.md, "Known traps"):
-// - A record replaces a live row when its `updated_at` is not older than the row's. Timestamps have
-//   whole seconds, so same-second updates are normal: on a tie the newcomer wins, except that a
-//   webhook payload never replaces a row that came from the upstream's own answer in that second,
-//   and an answer never replaces one to a request sent after its own.
-// - A tombstone sticks. Only a record fetched from the upstream *after* the tombstone was written
-//   brings the row back (a stale payload, or a page fetched before the delete, cannot).
+// Which write wins (a record against the row, a payload against others, a tombstone): one rule, in
+// records/which-wins.ts, stated as a table in docs/how-sync-works.md, "How rows are written".
 // - A record that carries the upstream's own soft-delete mark (`deleted_at`) is stored tombstoned.
 // - Children of a parent are replaced only when the parent row was written and the record carries
 //   every include that feeds that child table; a record without includes leaves children alone.
@@ -16,6 +11,7 @@
 //   `_ordinal` is kept as it is (its `_synced_at` too); the others are deleted, the rest inserted.
 //   A table whose includes are byte for byte those of the parent row replaced is not touched. So a
 //   change to how child rows derive from items (columns, coercion, mappings) must come with a
+//   migration that rewrites them: equal includes no longer do.
 //
 // The writers live in records/: upsert.ts (the parents), children.ts (their child rows),
 // tombstone.ts; arrays.ts and identity.ts hold what they share.
@@ -23,3 +19,4 @@
 export { tombstone } from './records/tombstone.ts'
 export { InvalidRecordError, type UpstreamRecord } from './records/types.ts'
 export { upsertRecords } from './records/upsert.ts'
+export { judgePayloads } from './records/which-wins.ts'

@@ -1,10 +1,9 @@
-// Statement 1 of a batch: the parent rows, under the ordering rules of ../records.ts; then the
+// Statement 1 of a batch: the parent rows, under the rule of which-wins.ts; then the
 // children of the parents written whose includes changed (children.ts).
 import { type RawBuilder, sql } from 'kysely'
 import {
   type ChildTable,
   compareIds,
-  hasUpdatedAt,
   type RecordId,
   type Resource,
 } from '../../resources/index.ts'
@@ -25,26 +24,7 @@ import {
 import { includesByTable, replaceChildren } from './children.ts'
 import { newestPerId, softDeletedAt } from './identity.ts'
 import type { RecordOrigin, UpsertResult, UpstreamRecord } from './types.ts'
-
-function applyRule(resource: Resource, fetchedAt: string | null): RawBuilder<unknown> {
-  // t: the row in the mirror; excluded: the incoming record; fetchedAt: when its request was sent.
-  // On a tie, a payload never replaces a fetched row, and a fetch never replaces one whose request
-  // was sent after its own (a sweep's page applied after a refresh that read a later state).
-  const tieAccepts = sql`not (excluded._source = 'payload' and t._source = 'fetch')
-    and not coalesce(excluded._source = 'fetch' and t._source = 'fetch' and excluded._fetched_at < t._fetched_at, false)`
-  // A fetch whose request was sent well after a payload's row was written (a minute: room for an API
-  // that shows a change a little after its webhook) read the upstream's state after that payload,
-  // whatever the dates say: a payload dated in the future (forged, a clock error) cannot pin its row.
-  const laterFetch = sql`(excluded._source = 'fetch' and t._source = 'payload'
-    and excluded._fetched_at > t._synced_at + interval '1 minute')`
-  const liveRowAccepts = hasUpdatedAt(resource)
-    ? sql`(t.updated_at is null or excluded.updated_at > t.updated_at
-          or (excluded.updated_at = t.updated_at and ${tieAccepts}) or ${laterFetch})`
-    : tieAccepts
-  return sql`(t._deleted_at is null and ${liveRowAccepts})
-    or (t._deleted_at is not null and ${fetchedAt}::timestamptz > t._deleted_at)
-    or (t._deleted_at is not null and excluded._deleted_at is not null and ${liveRowAccepts})`
-}
+import { replacesRow } from './which-wins.ts'
 
 /** A batch ready to write: one record per id, in id order, as column arrays and one JSON array. */
 interface Batch {
@@ -140,7 +120,7 @@ function parentsStatement(resource: Resource, batch: Batch, origin: RecordOrigin
         jsonb_array_elements(${batch.raw}::jsonb), unnest(${arrayLiteral(batch.deletedAt)}::timestamptz[])
       ) as x(${sql.raw(columnList(names))}, _raw, _deleted_at)
       on conflict (id) do update set ${sql.raw(updates)}
-      where ${applyRule(resource, fetchedAt)}
+      where ${replacesRow(resource, fetchedAt)}
       returning t.id, t.xmax = 0 as inserted, t._raw, t._version
     )
     select u.id, u.inserted, ${same} as same from upserted u

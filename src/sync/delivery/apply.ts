@@ -7,7 +7,13 @@ import { type AnyResource, type RecordId, resourceByWebhookModel } from '../../r
 import type { InboxRow } from '../../store/inbox.ts'
 import { markDeliveriesProcessed } from '../../store/inbox.ts'
 import { lockUpdatedAts } from '../../store/record-times.ts'
-import { InvalidRecordError, tombstone, type UpstreamRecord, upsertRecords } from '../../store/records.ts'
+import {
+  InvalidRecordError,
+  judgePayloads,
+  tombstone,
+  type UpstreamRecord,
+  upsertRecords,
+} from '../../store/records.ts'
 import type { Database } from '../../store/schema.ts'
 import { enqueueRefresh, type JobQueue, recordChecks } from '../job-queue.ts'
 import { checkDependants } from '../refresh/dependant-checks.ts'
@@ -48,12 +54,6 @@ function completeRecord(resource: AnyResource, row: InboxRow): UpstreamRecord | 
   return resource.includes.every((key) => key in record) ? record : null
 }
 
-const second = (record: UpstreamRecord) => Date.parse(String(record.updated_at))
-
-// How far a payload's `updated_at` may lie ahead of this process's clock (clock skew) and still be
-// applied as it is.
-const FUTURE_ALLOWANCE_MS = 60_000
-
 interface RecordWork {
   /** Every delivery of the record in the batch, in order of arrival. */
   rows: InboxRow[]
@@ -64,10 +64,9 @@ interface RecordWork {
 }
 
 /**
- * Applies the payloads of one resource; `current` holds the `updated_at` of its rows, locked.
- * Timestamps have whole seconds, so payloads of one second cannot be ordered, and deliveries arrive
- * in any order: when the row already holds the newest payload's second, or two payloads share it,
- * the record is marked to be fetched (`refreshFor`) to settle which state is last.
+ * Applies the payloads of one resource; `current` holds the `updated_at` of its rows, locked. Which
+ * payload is written, and whether its record is fetched as well (`refreshFor`), is the rule's
+ * (`judgePayloads`, store/records/which-wins.ts).
  */
 async function applyPayloads(
   trx: Kysely<Database>,
@@ -80,21 +79,14 @@ async function applyPayloads(
   if (withPayloads.length === 0) return
   const chosen: { id: number; record: UpstreamRecord; entry: RecordWork }[] = []
   for (const [id, entry] of withPayloads) {
-    const newest = Math.max(...entry.payloads.map(({ record }) => second(record)))
-    const atNewest = entry.payloads.filter(({ record }) => second(record) === newest)
-    const last = atNewest.at(-1)
-    if (!last || Number.isNaN(newest)) {
-      entry.refreshFor ??= entry.payloads[0]?.row // no usable updated_at: fetch the record instead
-      continue
-    }
-    if (newest > Date.now() + FUTURE_ALLOWANCE_MS) {
-      // Dated beyond the upstream's clock as we know it: not trusted as it is; fetch the record.
-      entry.refreshFor ??= last.row
-      continue
-    }
-    const held = current.get(id)?.getTime()
-    if (held === newest || atNewest.length > 1) entry.refreshFor ??= last.row
-    chosen.push({ id, record: last.record, entry })
+    const verdict = judgePayloads(
+      entry.payloads.map(({ record }) => record.updated_at),
+      current.get(id),
+      Date.now(),
+    )
+    if (verdict.fetch !== null) entry.refreshFor ??= entry.payloads[verdict.fetch]?.row
+    const trusted = verdict.apply === null ? undefined : entry.payloads[verdict.apply]
+    if (trusted) chosen.push({ id, record: trusted.record, entry })
   }
   const inserted = new Set<RecordId>()
   try {
