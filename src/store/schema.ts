@@ -1,6 +1,7 @@
 // Kysely table types of the whole database, derived from the resource table where it can be.
 import type { ColumnType, Generated } from 'kysely'
 import type { AnyChildTable, AnyResource, Columns, RowOf } from '../resources/index.ts'
+import type { SweepStateColumn } from './runs/states.ts'
 
 export type RecordSource = 'fetch' | 'payload'
 
@@ -79,6 +80,10 @@ export interface RunResourcesTable {
   progress_at: Generated<Date>
   /** When the sweep's job was sent; null while the sweep waits for another sweep of its resource to end. */
   job_sent_at: Timestamp | null
+  /** Its state, named (runs/states.ts): derived from `status`, `job_sent_at` and `started_at`. */
+  state: SweepStateColumn
+  /** The full run this incremental sweep makes way for, set where that run was created. */
+  make_way_for: number | null
   /** Rows checked with `show` because the sweep did not see them. */
   reconciled: Generated<number>
   tombstoned: Generated<number>

@@ -2,6 +2,7 @@
 // sweeps per resource and the inbox. Each stays cheap on a mirror that has run for years.
 import { sql } from 'kysely'
 import type { Db } from './database.ts'
+import { UNFINISHED_STATES } from './runs/states.ts'
 import type { InboxStatus } from './schema.ts'
 
 /** The latest finished sweep of each resource, with its run's mode. */
@@ -38,10 +39,10 @@ export async function readUnfinishedSweeps(db: Db) {
   return db
     .selectFrom('sync.run_resources')
     .select(['run_id', 'resource', 'status', 'records', 'pages', 'remote_count', 'started_at', 'progress_at'])
-    .select(sql<boolean>`job_sent_at is null`.as('waiting'))
-    .where('status', 'in', ['queued', 'running'])
+    .select(['state', sql<boolean>`state = 'waiting'`.as('waiting')])
+    .where('state', 'in', UNFINISHED_STATES)
     .orderBy('resource')
-    .orderBy(sql`job_sent_at is null`)
+    .orderBy(sql`state = 'waiting'`)
     .orderBy('run_id')
     .execute()
 }

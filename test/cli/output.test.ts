@@ -27,6 +27,7 @@ function sweep(resource: string, fields: Partial<Sweep> = {}): Sweep {
     finished_at: null,
     error: null,
     waiting: false,
+    state: 'sent',
     ...fields,
   }
 }

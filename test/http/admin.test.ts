@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import type { Hono } from 'hono'
+import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { parseConfig } from '../../src/config/index.ts'
@@ -12,6 +13,7 @@ import { createHttpApp } from '../../src/http/app.ts'
 import { createLogger } from '../../src/log.ts'
 import { resources } from '../../src/resources/index.ts'
 import { collectStatus } from '../../src/status/engine-status.ts'
+import { UNFINISHED_STATES } from '../../src/store/runs/states.ts'
 import { claimSweep, finishSweep } from '../../src/store/runs.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { sweepEnqueuer } from '../../src/sync/runs.ts'
@@ -48,12 +50,15 @@ afterAll(async () => {
   await boss?.stop({ graceful: false })
 })
 
-// Each test starts without unfinished sweeps: the ones a previous test queued are ended.
+// Each test starts without unfinished sweeps: the ones a previous test queued are ended, those that
+// hold their resource first (ending one sends the sweep waiting for it).
 beforeEach(async () => {
   const open = await database.db
     .selectFrom('sync.run_resources')
     .select(['run_id', 'resource'])
-    .where('status', 'in', ['queued', 'running'])
+    .where('state', 'in', UNFINISHED_STATES)
+    .orderBy(sql`state = 'waiting'`)
+    .orderBy('run_id')
     .execute()
   for (const sweep of open) await endSweep(sweep.run_id, sweep.resource, { status: 'succeeded' })
 })

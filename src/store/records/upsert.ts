@@ -1,12 +1,7 @@
 // Statement 1 of a batch: the parent rows, under the rule of which-wins.ts; then the
 // children of the parents written whose includes changed (children.ts).
 import { type RawBuilder, sql } from 'kysely'
-import {
-  type ChildTable,
-  compareIds,
-  type RecordId,
-  type Resource,
-} from '../../resources/index.ts'
+import { type ChildTable, compareIds, type RecordId, type Resource } from '../../resources/index.ts'
 import type { Db } from '../database.ts'
 import { serialize, storable, storableText } from '../jsonb.ts'
 import {

@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database } from '../schema.ts'
 import { endSweep } from './end.ts'
-import { lockResources, lockRun, UNFINISHED } from './locks.ts'
+import { lockResources, lockRun } from './locks.ts'
+import { UNFINISHED_STATES } from './states.ts'
 import type { EnqueueSweep } from './types.ts'
 
 export type CancelRunResult =
@@ -18,7 +19,7 @@ async function unfinishedResources(trx: Kysely<Database>, runId: number): Promis
     .selectFrom('sync.run_resources')
     .select('resource')
     .where('run_id', '=', runId)
-    .where('status', 'in', UNFINISHED)
+    .where('state', 'in', UNFINISHED_STATES)
     .orderBy('resource')
     .execute()
   return rows.map((row) => row.resource)

@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database, RunMode } from '../schema.ts'
 import { abandonStaleSweeps } from './end.ts'
-import { lockResources, STALE_AFTER_SECONDS, UNFINISHED } from './locks.ts'
+import { lockResources, STALE_AFTER_SECONDS } from './locks.ts'
+import { covers, HOLDS_RESOURCE, type SweepState, UNFINISHED_STATES } from './states.ts'
 import type { CoveredResource, CreateRunResult, EnqueueSweep, RunRequest } from './types.ts'
 import { startWaitingSweep } from './waiting.ts'
 
@@ -11,16 +12,7 @@ interface UnfinishedSweep {
   run_id: number
   resource: string
   mode: RunMode
-  status: 'queued' | 'running'
-  /** Set on a sweep handed back to wait for a worker again: it resumes, it does not start afresh. */
-  started_at: Date | null
-}
-
-/** Whether `sweep` already does what a request of `request.mode` asks for its resource. */
-function covers(sweep: UnfinishedSweep, request: RunRequest): boolean {
-  if (request.whenBusy === 'skip') return true
-  if (request.mode === 'full') return sweep.mode === 'full'
-  return sweep.status === 'queued' && sweep.started_at === null
+  state: SweepState
 }
 
 /**
@@ -62,6 +54,7 @@ export async function createRun(
       const started = await startWaitingSweep(trx, resource, enqueue)
       if (started?.runId !== runId) waiting.push(resource)
     }
+    if (request.mode === 'full' && waiting.length) await makeWayFor(trx, runId, waiting)
     return { status: 'created' as const, runId, covered, waiting }
   })
 }
@@ -71,10 +64,24 @@ async function unfinishedSweeps(trx: Kysely<Database>, resources: string[]): Pro
   const rows = await trx
     .selectFrom('sync.run_resources as s')
     .innerJoin('sync.runs as r', 'r.id', 's.run_id')
-    .select(['s.run_id', 's.resource', 'r.mode', 's.status', 's.started_at'])
+    .select(['s.run_id', 's.resource', 'r.mode', 's.state'])
     .where('s.resource', 'in', resources)
-    .where('s.status', 'in', UNFINISHED)
+    .where('s.state', 'in', UNFINISHED_STATES)
     .orderBy('s.run_id')
     .execute()
   return rows as UnfinishedSweep[]
+}
+
+/** Marks the incremental sweeps that hold these resources to make way for full run `runId`. */
+async function makeWayFor(trx: Kysely<Database>, runId: number, resources: string[]): Promise<void> {
+  await trx
+    .updateTable('sync.run_resources as s')
+    .from('sync.runs as r')
+    .set({ make_way_for: runId })
+    .whereRef('r.id', '=', 's.run_id')
+    .where('r.mode', '=', 'incremental')
+    .where('s.resource', 'in', resources)
+    .where('s.state', 'in', HOLDS_RESOURCE)
+    .where('s.make_way_for', 'is', null)
+    .execute()
 }

@@ -3,7 +3,8 @@
 import { type Kysely, sql } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database } from '../schema.ts'
-import { deriveRunStatus, inTransaction, lockResources, lockRun, UNFINISHED } from './locks.ts'
+import { deriveRunStatus, inTransaction, lockResources, lockRun } from './locks.ts'
+import { HOLDS_RESOURCE, TRANSITIONS } from './states.ts'
 import {
   type EnqueueSweep,
   type SweepEnd,
@@ -42,7 +43,7 @@ export async function endSweep(
     }))
     .where('run_id', '=', runId)
     .where('resource', '=', resource)
-    .where('status', 'in', UNFINISHED)
+    .where('state', 'in', TRANSITIONS.end.from)
   if (lease !== null) query = query.where('lease', '=', lease)
   const result = await query.executeTakeFirst()
   if (result.numUpdatedRows === 0n) return null
@@ -97,8 +98,7 @@ export async function abandonStaleSweeps(
     .selectFrom('sync.run_resources')
     .select(['run_id', 'resource'])
     .where('resource', 'in', resources)
-    .where('status', 'in', UNFINISHED)
-    .where('job_sent_at', 'is not', null)
+    .where('state', 'in', HOLDS_RESOURCE)
     .where('progress_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
     .execute()
   for (const { run_id, resource } of stale) {

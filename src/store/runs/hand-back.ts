@@ -4,6 +4,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../database.ts'
 import { deriveRunStatus, lockResources, lockRun } from './locks.ts'
+import { TRANSITIONS } from './states.ts'
 import type { SweepJob, SweepKey } from './types.ts'
 
 /** The running sweeps among `sweeps`, each with the lease of the attempt that holds it now. */
@@ -12,7 +13,7 @@ export async function readSweepLeases(db: Db, sweeps: readonly SweepJob[]): Prom
   const rows = await db
     .selectFrom('sync.run_resources')
     .select(['run_id', 'resource', 'lease'])
-    .where('status', '=', 'running')
+    .where('state', '=', 'running')
     .where((eb) =>
       eb.or(
         sweeps.map((sweep) => eb.and([eb('run_id', '=', sweep.runId), eb('resource', '=', sweep.resource)])),
@@ -40,7 +41,7 @@ export async function handBackSweep(db: Db, key: SweepKey): Promise<boolean> {
       .where('run_id', '=', key.runId)
       .where('resource', '=', key.resource)
       .where('lease', '=', key.lease)
-      .where('status', '=', 'running')
+      .where('state', 'in', TRANSITIONS.handBack.from)
       .executeTakeFirst()
     if (result.numUpdatedRows === 0n) return false
     await deriveRunStatus(trx, key.runId)

@@ -2,8 +2,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { Database } from '../schema.ts'
 
-export const UNFINISHED = ['queued', 'running'] as const
-
 // A sweep writes progress after every page and every reconciled batch; one that has been silent for
 // this long lost its job (dead-lettered, expired) and would otherwise block its resource forever.
 export const STALE_AFTER_SECONDS = 2 * 3600

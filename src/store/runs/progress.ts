@@ -2,7 +2,8 @@
 import { type Kysely, sql } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database } from '../schema.ts'
-import { deriveRunStatus, lockResources, lockRun, UNFINISHED } from './locks.ts'
+import { deriveRunStatus, lockResources, lockRun } from './locks.ts'
+import { TRANSITIONS } from './states.ts'
 import {
   type ClaimedSweep,
   type EnqueueSweep,
@@ -32,8 +33,7 @@ export async function claimSweep(db: Db, key: SweepKey): Promise<ClaimedSweep | 
       })
       .where('run_id', '=', key.runId)
       .where('resource', '=', key.resource)
-      .where('status', 'in', UNFINISHED)
-      .where('job_sent_at', 'is not', null) // a waiting sweep has no job: a stale one is not its own
+      .where('state', 'in', TRANSITIONS.claim.from) // a waiting sweep has no job: a stale one is not its own
       .returning(['started_at', 'checkpoint', 'records'])
       .executeTakeFirst()
     if (!sweep?.started_at) return null
@@ -48,8 +48,9 @@ export async function claimSweep(db: Db, key: SweepKey): Promise<ClaimedSweep | 
 }
 
 /**
- * Adds progress to the sweep and tells whether a full sweep of its resource is waiting for it; throws
- * SweepLeaseLost when this attempt no longer owns it.
+ * Adds progress to the sweep and tells whether it is to make way for a full sweep of its resource
+ * (`make_way_for`, set where that run was created); throws SweepLeaseLost when this attempt no longer
+ * owns it.
  */
 export async function saveSweepProgress(
   db: Kysely<Database>,
@@ -71,17 +72,17 @@ export async function saveSweepProgress(
     .where('run_id', '=', key.runId)
     .where('resource', '=', key.resource)
     .where('lease', '=', key.lease)
-    .where('status', '=', 'running')
+    .where('state', '=', 'running')
+    // The full sweep it was marked for still waits (it may have been cancelled since).
     .returning(
       sql<boolean>`exists (
-        select from sync.run_resources w join sync.runs r on r.id = w.run_id
-        where w.resource = ${key.resource} and w.status = 'queued' and w.job_sent_at is null
-          and r.mode = 'full'
-      )`.as('full_waiting'),
+        select from sync.run_resources w
+        where w.run_id = run_resources.make_way_for and w.resource = ${key.resource} and w.state = 'waiting'
+      )`.as('make_way'),
     )
     .executeTakeFirst()
   if (!row) throw new SweepLeaseLost(`${key.resource} in run ${key.runId}`)
-  return { fullWaiting: row.full_waiting }
+  return { makeWay: row.make_way }
 }
 
 /**
@@ -101,6 +102,7 @@ export async function yieldSweep(db: Db, enqueue: EnqueueSweep, key: SweepKey, p
         lease: null,
         checkpoint: null,
         started_at: null,
+        make_way_for: null,
         records: 0,
         pages: 0,
         progress_at: sql<Date>`now()`,
@@ -109,7 +111,7 @@ export async function yieldSweep(db: Db, enqueue: EnqueueSweep, key: SweepKey, p
       .where('run_id', '=', key.runId)
       .where('resource', '=', key.resource)
       .where('lease', '=', key.lease)
-      .where('status', '=', 'running')
+      .where('state', 'in', TRANSITIONS.makeWay.from)
       .executeTakeFirst()
     if (result.numUpdatedRows === 0n) throw new SweepLeaseLost(`${key.resource} in run ${key.runId}`)
     await deriveRunStatus(trx, key.runId)

@@ -2,6 +2,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../database.ts'
 import type { RunStatus } from '../schema.ts'
+import { UNDER_WAY } from './states.ts'
 
 export type RunView = NonNullable<Awaited<ReturnType<typeof readRuns>>[number]>
 
@@ -51,7 +52,8 @@ export async function readRuns(db: Db, options: RunFilter = {}) {
       'started_at',
       'finished_at',
       'error',
-      sql<boolean>`status = 'queued' and job_sent_at is null`.as('waiting'),
+      'state',
+      sql<boolean>`state = 'waiting'`.as('waiting'),
     ])
     .where(
       'run_id',
@@ -71,8 +73,8 @@ export async function readRun(db: Db, id: number): Promise<RunView | undefined> 
   return (await readRuns(db, { ids: [id] }))[0]
 }
 
-/** A sweep under way: running, or handed back by a process that stopped (queued, started before). */
-const underWay = sql`(s.status = 'running' or (s.status = 'queued' and s.started_at is not null))`
+/** A sweep under way (runs/states.ts): running, or handed back by a process that stopped. */
+const underWay = sql`s.state in (${sql.join([...UNDER_WAY])})`
 
 /**
  * Whether a full sweep of the resource is under way that started at or after `since`: it reads every

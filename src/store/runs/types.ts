@@ -71,6 +71,6 @@ export interface ClaimedSweep {
 }
 
 export interface SavedProgress {
-  /** A full sweep of the resource is waiting for this one to end. */
-  fullWaiting: boolean
+  /** A full sweep of the resource was asked for since: this incremental one makes way for it. */
+  makeWay: boolean
 }

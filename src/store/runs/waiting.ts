@@ -2,7 +2,8 @@
 import { type Kysely, sql } from 'kysely'
 import type { Db } from '../database.ts'
 import type { Database } from '../schema.ts'
-import { lockResources, UNFINISHED } from './locks.ts'
+import { lockResources } from './locks.ts'
+import { HOLDS_RESOURCE, TRANSITIONS } from './states.ts'
 import type { EnqueueSweep, SweepJob } from './types.ts'
 
 /**
@@ -19,8 +20,7 @@ export async function startWaitingSweep(
     .selectFrom('sync.run_resources')
     .select('run_id')
     .where('resource', '=', resource)
-    .where('status', 'in', UNFINISHED)
-    .where('job_sent_at', 'is not', null)
+    .where('state', 'in', HOLDS_RESOURCE)
     .executeTakeFirst()
   if (active) return undefined
   const next = await trx
@@ -28,8 +28,7 @@ export async function startWaitingSweep(
     .innerJoin('sync.runs as r', 'r.id', 's.run_id')
     .select('s.run_id')
     .where('s.resource', '=', resource)
-    .where('s.status', '=', 'queued')
-    .where('s.job_sent_at', 'is', null)
+    .where('s.state', 'in', TRANSITIONS.send.from)
     .orderBy(sql`r.mode = 'full'`, 'desc')
     .orderBy('s.run_id')
     .limit(1)

@@ -78,9 +78,8 @@ export function openSweep(
   if (!reader) throw new Error('the reservation service is not configured (RESERVATION_* are not set)')
   let saved = 0
   let records = options.claimed.records
-  // Only an incremental sweep makes way: a full one is what the waiting sweep would do.
+  // Only an incremental sweep is ever marked to make way (store/runs/states.ts).
   let yielding = false
-  const incremental = options.claimed.mode === 'incremental'
   const unsavedRequests = () => total(spent.requests) - saved
   const checkAbort = () => {
     if (signal.aborted) throw new SweepInterrupted(`${resource.name}: the job was aborted`)
@@ -99,10 +98,10 @@ export function openSweep(
     rejected: [],
     async save(db, progress) {
       const apiRequests = unsavedRequests()
-      const { fullWaiting } = await saveSweepProgress(db, options.key, { ...progress, apiRequests })
+      const { makeWay } = await saveSweepProgress(db, options.key, { ...progress, apiRequests })
       saved += apiRequests
       records += progress.records ?? 0
-      if (fullWaiting && incremental) yielding = true
+      if (makeWay) yielding = true
     },
     unsavedRequests,
     recordsFetched: () => records,
