@@ -35,7 +35,6 @@ async function run(ctx: Context) {
         databaseUrl: database.url,
         env: {
           CRM_RATE_LIMIT: String(BUDGET.requests),
-          CRM_PAGE_SIZE: String(PAGE_SIZE),
         },
       }),
     )

@@ -113,7 +113,6 @@ const environment = z.object({
   // teaches the walk the real size.
   CRM_AUTH: z.enum(CRM_AUTH_MODES, `must be one of ${CRM_AUTH_MODES.join(', ')}`).default('header'),
   CRM_RATE_LIMIT: integer(1, 10_000).default(50),
-  CRM_PAGE_SIZE: integer(1, 5000).default(500),
   RESERVATION_RATE_LIMIT: integer(1, 10_000).default(50),
   UPSTREAM_TIMEOUT_SECONDS: integer(1, 600).default(30),
   UPSTREAM_MAX_RETRIES: integer(0, 20).default(4),
@@ -217,7 +216,7 @@ function toConfig(env: z.output<typeof environment>) {
         auth: env.CRM_AUTH,
         requests: env.CRM_RATE_LIMIT,
         windowSeconds: TUNING.rateWindowSeconds,
-        pageSize: env.CRM_PAGE_SIZE,
+        pageSize: TUNING.crmPageSize,
       },
       reservation: {
         requests: env.RESERVATION_RATE_LIMIT,

@@ -44,14 +44,13 @@ describe('upstream configuration', () => {
     const config = parseConfig({
       ...env,
       CRM_AUTH: 'query',
-      CRM_PAGE_SIZE: '250',
       RESERVATION_BASE_URL: RESERVATION_URL,
       RESERVATION_API_KEY: RESERVATION_KEY,
     })
     const clients = createUpstreamClients(config, testDeps(database.db))
     nock(CRM_URL)
       .get('/api/people')
-      .query({ apikey: CRM_KEY, perpage: '250', page: '1', includes: /tags/ })
+      .query({ apikey: CRM_KEY, perpage: '500', page: '1', includes: /tags/ })
       .reply(200, [])
     nock(RESERVATION_URL)
       .get('/api/contacts')

@@ -14,7 +14,7 @@ import { removeWorkdirs, cli as runCli, startCli, workdir } from './run.ts'
 
 const SEED = 30
 // Small pages, each answered slowly: a sweep of crm.people takes 6 pages, long enough to interrupt.
-const PAGE = { CRM_PAGE_SIZE: '5', CRM_RATE_LIMIT: '1000', RESERVATION_RATE_LIMIT: '1000' }
+const PAGE = { CRM_RATE_LIMIT: '1000', RESERVATION_RATE_LIMIT: '1000' }
 
 let sandbox: Sandbox
 let database: TestDatabase
@@ -26,7 +26,7 @@ beforeAll(async () => {
   sandbox = await startSandbox({
     seedSize: SEED,
     // Ties in one order, so that no group of them is read again: the counts below are exact.
-    behaviour: { crmRateLimit: null, reservationRateLimit: null, tieOrder: 'by-id' },
+    behaviour: { crmRateLimit: null, reservationRateLimit: null, tieOrder: 'by-id', maxPerpage: 5 },
   })
   cwd = await workdir()
 })

@@ -20,7 +20,7 @@ import { scheduledRun } from '../../src/sync/schedules.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
-import { logger, mirrorOf, sandboxConfig, startTestRun, sweepDeps, truthOf } from './support.ts'
+import { logger, mirrorOf, sandboxConfig, startTestRun, sweepDeps, truthOf, withCrmPages } from './support.ts'
 
 const database = useTestDatabase()
 let sandbox: Sandbox
@@ -206,7 +206,7 @@ describe('routine sweeps never block a full one', () => {
     const enqueue = async (_: unknown, job: SweepJob) => void jobs.push(job)
     let full: Awaited<ReturnType<typeof startRun>> | undefined
     let pages = 0
-    const deps = sweepDeps(database.db, sandboxConfig(sandbox, { CRM_PAGE_SIZE: '10' }), {
+    const deps = sweepDeps(database.db, withCrmPages(sandboxConfig(sandbox), 10), {
       enqueue,
       wrap: (clients) => ({
         ...clients,

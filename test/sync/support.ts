@@ -170,3 +170,8 @@ export async function deletedIds(db: Db, resource: AnyResource): Promise<number[
   `.execute(db)
   return result.rows.map((row) => row.id)
 }
+
+/** The configuration with CRM pages of `perPage` asked for (500 otherwise, fixed in code). */
+export function withCrmPages(config: Config, perPage: number): Config {
+  return { ...config, upstream: { ...config.upstream, crm: { ...config.upstream.crm, pageSize: perPage } } }
+}
