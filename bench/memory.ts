@@ -1,4 +1,5 @@
-// 6. Memory, in two variants (`--option memory.variant=fast|slow|both`, default both).
+// 6. Memory, in three variants (`--option memory.variant=fast|slow|paced|both`, default both: fast
+// and slow; paced runs only when named).
 //
 // Fast: the peak resident set size of an engine process (VmHWM, its own: the sandbox runs in this
 // process) during a full sweep of 20,000 and of 200,000 people from an unthrottled sandbox. The engine is
@@ -17,11 +18,16 @@
 // buffers once, where RSS summed counts them in every process that touched them. The details keep the
 // tree by kind of process at its peak (private and shared memory apart) and the engine's heap every
 // 10 s from its /metrics.
+//
+// Paced: the budget lifted (as in fast) but every upstream call answered in 0.4-0.7 s (uniform,
+// `memory.pace=400-700`), as an upstream whose index pages are slow at 200,000 records: the engine,
+// not the budget, sets the pace, and a walk keeps its most pages in flight (lookahead.ts). Sampled as
+// the slow variant samples (the engine's tree; heap every 10 s).
 import { chmod, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { NODE_FLAGS } from '../bin/node-flags.js'
-import { startSandbox } from '../sandbox/index.ts'
+import { type BehaviourPatch, type FaultsPatch, startSandbox } from '../sandbox/index.ts'
 import { readRuns } from '../src/store/runs.ts'
 import { type BenchDatabase, createBenchDatabase } from './support/database.ts'
 import { spawnEngine } from './support/engines.ts'
@@ -149,6 +155,8 @@ async function readRun(engineUrl: string, id: number) {
 
 export interface SlowOptions {
   latencyMs: number
+  /** Paced variant: every upstream call takes between these two (ms), uniform. */
+  pace: [number, number]
   /** `given`: the bench's server as DATABASE_URL; `embedded`: the engine starts its own (in its tree). */
   database: 'given' | 'embedded'
   /** Seconds the engine keeps running (incremental runs every 10 s) after the sweep, still sampled. */
@@ -159,43 +167,82 @@ export interface SlowOptions {
   startFlags: boolean
 }
 
-/**
- * The slow variant: a first sync of `people` people under the real budget (50 requests per 10 s in the
- * engine and in the sandbox), pages of at most 250, `latencyMs` added to every upstream call, and
- * INCREMENTAL_SYNC_INTERVAL=10, so that the routine incremental runs of the other resources go on for
- * the whole sweep, as in production. The engine's process tree (the engine, and the embedded
- * PostgreSQL when it starts one) is sampled every 250 ms: sums of RSS and of PSS; Node's heap from
- * the engine's /metrics every 10 s.
- */
-async function slowSweepPeak(ctx: Context, people: number, options: SlowOptions) {
-  const sandbox = await startSandbox({
-    seedSize: { people },
+/** What the engine's tree is measured against: the upstream's behaviour and the engine's settings. */
+interface TreeUpstream {
+  variant: 'slow' | 'paced'
+  behaviour: BehaviourPatch
+  faults: FaultsPatch
+  env: Record<string, string>
+  /** For the log and the settings. */
+  describe: string
+  budget: 'real' | 'lifted'
+}
+
+function slowUpstream(options: SlowOptions): TreeUpstream {
+  return {
+    variant: 'slow',
     behaviour: {
       crmRateLimit: SLOW.crmRateLimit,
       reservationRateLimit: SLOW.reservationRateLimit,
       maxPerpage: SLOW.maxPerpage,
     },
     faults: { crm: { latencyMs: options.latencyMs }, reservation: { latencyMs: options.latencyMs } },
+    env: { INCREMENTAL_SYNC_INTERVAL: String(SLOW.incrementalSeconds) },
+    describe:
+      `budget ${SLOW.crmRateLimit.requests}/${SLOW.crmRateLimit.windowSeconds} s, pages of ${SLOW.maxPerpage}, ` +
+      `${options.latencyMs} ms latency, incremental runs every ${SLOW.incrementalSeconds} s`,
+    budget: 'real',
+  }
+}
+
+/** The paced variant: the budget lifted (sandbox and engine), every call answered in `pace` ms. */
+function pacedUpstream(options: SlowOptions): TreeUpstream {
+  const [latencyMs, latencyMaxMs] = options.pace
+  const slow = { latencyMs, latencyMaxMs }
+  return {
+    variant: 'paced',
+    behaviour: { crmRateLimit: null, reservationRateLimit: null, maxPerpage: SLOW.maxPerpage },
+    faults: { crm: slow, reservation: slow },
+    // Otherwise the engine's defaults, as `crm-sync start` runs with only the required settings.
+    env: { CRM_RATE_LIMIT: '10000', RESERVATION_RATE_LIMIT: '10000' },
+    describe:
+      `budget lifted (10,000 requests per 10 s in the engine, none in the sandbox), pages of ${SLOW.maxPerpage}, ` +
+      `every call answered in ${latencyMs}-${latencyMaxMs} ms, the engine's default incremental interval`,
+    budget: 'lifted',
+  }
+}
+
+/**
+ * The slow and paced variants: a first sync of `people` people against `upstream`. Slow: under the real
+ * budget (50 requests per 10 s in the engine and in the sandbox), pages of at most 250, `latencyMs`
+ * added to every upstream call, and INCREMENTAL_SYNC_INTERVAL=10, so that the routine incremental runs
+ * of the other resources go on for the whole sweep, as in production. Paced: see `pacedUpstream`. The engine's process tree (the engine, and the embedded
+ * PostgreSQL when it starts one) is sampled every 250 ms: sums of RSS and of PSS; Node's heap from
+ * the engine's /metrics every 10 s.
+ */
+async function treeSweepPeak(ctx: Context, people: number, upstream: TreeUpstream, options: SlowOptions) {
+  const sandbox = await startSandbox({
+    seedSize: { people },
+    behaviour: upstream.behaviour,
+    faults: upstream.faults,
   })
   let database: BenchDatabase | null = null
   let dataDir: string | null = null
   try {
     if (options.database === 'given')
-      database = await createBenchDatabase(ctx.server, `memory_slow_${people}`)
+      database = await createBenchDatabase(ctx.server, `memory_${upstream.variant}_${people}`)
     else {
       dataDir = await mkdtemp(join(tmpdir(), 'crm-sync-bench-memory-'))
       await chmod(dataDir, 0o755) // the embedded server may run as the postgres user
     }
     ctx.log(
-      `slow first sync of ${people} people (budget ${SLOW.crmRateLimit.requests}/${SLOW.crmRateLimit.windowSeconds} s, ` +
-        `pages of ${SLOW.maxPerpage}, ${options.latencyMs} ms latency, incremental runs every ${SLOW.incrementalSeconds} s, ` +
-        `${options.database} database)`,
+      `${upstream.variant} first sync of ${people} people (${upstream.describe}, ${options.database} database)`,
     )
     const started = performance.now()
     const engine = await spawnEngine(sandbox, {
       databaseUrl: database?.url ?? '',
       env: {
-        INCREMENTAL_SYNC_INTERVAL: String(SLOW.incrementalSeconds),
+        ...upstream.env,
         ADMIN_TOKEN,
         ...(dataDir ? { DATA_DIR: dataDir } : {}),
       },
@@ -326,19 +373,23 @@ function downsample(samples: readonly TreeMemory[], count: number): TreeMemory[]
 
 const OPTIONS = {
   variant:
-    'fast (budget lifted, as before), slow (real budget, pages of 250, latency, incremental runs every 10 s) or both (default both)',
+    'fast (budget lifted, as before), slow (real budget, pages of 250, latency, incremental runs every 10 s), ' +
+    'paced (budget lifted, every call answered in 0.4-0.7 s) or both (fast and slow; the default)',
   sizes: 'people of the smaller and the larger sweep (default 20000,200000; 5000,50000 with --quick)',
   latency: 'slow variant: milliseconds added to every upstream call (default 150)',
+  pace: 'paced variant: the range every upstream call takes, in ms (default 400-700)',
   database:
-    "slow variant: given (the benchmark's PostgreSQL as DATABASE_URL) or embedded (the engine starts its own, counted in its tree) (default given)",
-  after: 'slow variant: seconds the engine keeps running, still sampled, after the sweep (default 0)',
-  'node-options': "slow variant: extra flags for the engine's Node, space-separated (e.g. --trace-gc)",
+    "slow and paced variants: given (the benchmark's PostgreSQL as DATABASE_URL) or embedded (the engine starts its own, counted in its tree) (default given)",
+  after:
+    'slow and paced variants: seconds the engine keeps running, still sampled, after the sweep (default 0)',
+  'node-options':
+    "slow and paced variants: extra flags for the engine's Node, space-separated (e.g. --trace-gc)",
   flags:
-    "slow variant: start (the flags of `crm-sync start`, bin/node-flags.js) or defaults (Node's) (default start)",
+    "slow and paced variants: start (the flags of `crm-sync start`, bin/node-flags.js) or defaults (Node's) (default start)",
 } as const
 
 interface Settings {
-  variants: ('fast' | 'slow')[]
+  variants: ('fast' | 'slow' | 'paced')[]
   sizes: [number, number]
   slow: SlowOptions
 }
@@ -346,8 +397,10 @@ interface Settings {
 function settingsOf(ctx: Context): Settings {
   const { options, quick } = ctx
   const variant = options.variant ?? 'both'
-  const variants = ({ fast: ['fast'], slow: ['slow'], both: ['fast', 'slow'] } as const)[variant]
-  if (!variants) throw new Error(`memory.variant: expected fast, slow or both, got ${variant}`)
+  const variants = ({ fast: ['fast'], slow: ['slow'], paced: ['paced'], both: ['fast', 'slow'] } as const)[
+    variant
+  ]
+  if (!variants) throw new Error(`memory.variant: expected fast, slow, paced or both, got ${variant}`)
   const sizes = (options.sizes ?? (quick ? '5000,50000' : '20000,200000')).split(',').map(Number)
   if (sizes.length !== 2 || !sizes.every((size) => Number.isInteger(size) && size > 0))
     throw new Error(`memory.sizes: expected two positive integers, got ${options.sizes}`)
@@ -368,12 +421,27 @@ function settingsOf(ctx: Context): Settings {
     sizes: sizes as [number, number],
     slow: {
       latencyMs: Math.round(number('latency', 150)),
+      pace: paceOf(options.pace ?? '400-700'),
       database,
       afterSeconds: number('after', 0),
       nodeOptions: (options['node-options'] ?? '').split(/\s+/).filter(Boolean),
       startFlags: flags === 'start',
     },
   }
+}
+
+function paceOf(text: string): [number, number] {
+  const range = text.split('-').map(Number)
+  const [least, most] = range
+  if (
+    range.length !== 2 ||
+    !Number.isInteger(least) ||
+    !Number.isInteger(most) ||
+    !(0 <= (least as number)) ||
+    (most as number) < (least as number)
+  )
+    throw new Error(`memory.pace: expected <least>-<most> in ms, got ${text}`)
+  return [least as number, most as number]
 }
 
 async function fastFigures(ctx: Context, sizes: [number, number]) {
@@ -432,9 +500,19 @@ async function fastFigures(ctx: Context, sizes: [number, number]) {
   }
 }
 
-async function slowFigures(ctx: Context, sizes: [number, number], options: SlowOptions) {
+async function treeFigures(
+  ctx: Context,
+  sizes: [number, number],
+  upstream: TreeUpstream,
+  options: SlowOptions,
+) {
   const results = []
-  for (const size of sizes) results.push(await slowSweepPeak(ctx, size, options))
+  for (const size of sizes) results.push(await treeSweepPeak(ctx, size, upstream, options))
+  const name = upstream.variant
+  const against =
+    upstream.budget === 'real'
+      ? 'under the real budget'
+      : `answered in ${options.pace.join('-')} ms, budget lifted`
   const [small, large] = results as [(typeof results)[number], (typeof results)[number]]
   const growth = large.peakMb / small.peakMb - 1
   const embedded = options.database === 'embedded'
@@ -442,7 +520,7 @@ async function slowFigures(ctx: Context, sizes: [number, number], options: SlowO
     ? 'the engine and its embedded PostgreSQL (postmaster, backends, autovacuum and I/O workers): PSS summed, sampled every 250 ms'
     : "the engine alone (its PostgreSQL is the benchmark's, outside its tree): VmHWM"
   const figures: Figure[] = results.map((result) => ({
-    measure: `slow sweep: peak ${embedded ? 'PSS' : 'RSS'} of the engine's process tree${embedded ? ' (with its embedded PostgreSQL)' : ''}, first sync of ${result.people.toLocaleString('en-US')} people under the real budget`,
+    measure: `${name} sweep: peak ${embedded ? 'PSS' : 'RSS'} of the engine's process tree${embedded ? ' (with its embedded PostgreSQL)' : ''}, first sync of ${result.people.toLocaleString('en-US')} people ${against}`,
     value: result.peakMb,
     unit: 'MB',
     reference: {
@@ -461,7 +539,7 @@ async function slowFigures(ctx: Context, sizes: [number, number], options: SlowO
         .join(', ')}`,
   }))
   figures.push({
-    measure: `slow sweep: growth of the tree's peak from ${small.people.toLocaleString('en-US')} to ${large.people.toLocaleString('en-US')} people`,
+    measure: `${name} sweep: growth of the tree's peak from ${small.people.toLocaleString('en-US')} to ${large.people.toLocaleString('en-US')} people`,
     value: growth * 100,
     unit: '%',
     digits: 1,
@@ -473,8 +551,8 @@ async function slowFigures(ctx: Context, sizes: [number, number], options: SlowO
   return {
     settings: {
       sizes,
-      engine: `its own process with ${options.startFlags ? NODE_FLAGS.join(' ') : "Node's defaults"}${options.nodeOptions.length ? ` ${options.nodeOptions.join(' ')}` : ''}, first sync of every resource from empty, INCREMENTAL_SYNC_INTERVAL=${SLOW.incrementalSeconds}, its default budget (CRM ${SLOW.crmRateLimit.requests} per ${SLOW.crmRateLimit.windowSeconds} s)`,
-      upstream: `sandbox with the real rate limits (${SLOW.crmRateLimit.requests} per ${SLOW.crmRateLimit.windowSeconds} s per service), pages of at most ${SLOW.maxPerpage}, ${options.latencyMs} ms added to every call`,
+      engine: `its own process with ${options.startFlags ? NODE_FLAGS.join(' ') : "Node's defaults"}${options.nodeOptions.length ? ` ${options.nodeOptions.join(' ')}` : ''}, first sync of every resource from empty`,
+      upstream: upstream.describe,
       database: options.database,
       tree,
       peak: tree,
@@ -490,7 +568,15 @@ async function run(ctx: Context) {
   if (settings.variants.includes('fast'))
     parts.push({ name: 'fast', ...(await fastFigures(ctx, settings.sizes)) })
   if (settings.variants.includes('slow'))
-    parts.push({ name: 'slow', ...(await slowFigures(ctx, settings.sizes, settings.slow)) })
+    parts.push({
+      name: 'slow',
+      ...(await treeFigures(ctx, settings.sizes, slowUpstream(settings.slow), settings.slow)),
+    })
+  if (settings.variants.includes('paced'))
+    parts.push({
+      name: 'paced',
+      ...(await treeFigures(ctx, settings.sizes, pacedUpstream(settings.slow), settings.slow)),
+    })
   return {
     settings: Object.fromEntries(parts.map((part) => [part.name, part.settings])),
     figures: parts.flatMap((part) => part.figures),
