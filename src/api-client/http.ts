@@ -6,6 +6,7 @@ import { type Logger, secretScrubber } from '../log.ts'
 import { serialize, storable } from '../store/jsonb.ts'
 import type { Budget } from './budget.ts'
 import type { Clock } from './clock.ts'
+import { readWithout } from './discard.ts'
 import {
   type RequestLine,
   type Service,
@@ -28,6 +29,8 @@ export interface UpstreamRequest {
   body?: unknown
   /** Route family for the counters, e.g. `people.show`. */
   route: string
+  /** Keys of a record whose string values a successful answer is read without (discard.ts). */
+  discard?: readonly string[]
 }
 
 export interface UpstreamAnswer {
@@ -103,8 +106,9 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
       })
       // Data is kept as it came (a key may well occur in a record's fields); the body of a failure,
       // which ends up in error messages, logs and `last_error`, is scrubbed.
-      const text = await response.text()
       const ok = response.status >= 200 && response.status < 300
+      const text =
+        ok && request.discard?.length ? await readWithout(response, request.discard) : await response.text()
       return {
         kind: 'answer',
         status: response.status,

@@ -175,6 +175,8 @@ export function createReader(options: ReaderOptions): ResourceReader {
       }),
       // A group's pages (`filter_groups/7`): one route, whatever the id.
       route: `${resource.path.replace(/\/\d+(?=\/|$)/g, '/:id')}.index`,
+      // Attachments' files: never held whole (discard.ts); parseRecord drops the keys either way.
+      discard: resource.discard,
     })
     if (!Array.isArray(answer.body)) {
       throw new UpstreamResponseError(
