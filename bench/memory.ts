@@ -176,6 +176,8 @@ interface TreeUpstream {
   /** For the log and the settings. */
   describe: string
   budget: 'real' | 'lifted'
+  /** Attachments seeded beside the people: one per `perPeople` people, files of `bytes`. */
+  attachments?: { perPeople: number; bytes: { min: number; max: number } }
 }
 
 function slowUpstream(options: SlowOptions): TreeUpstream {
@@ -195,6 +197,9 @@ function slowUpstream(options: SlowOptions): TreeUpstream {
   }
 }
 
+// Files as reports and offers are: tens of kilobytes (the listings carry each one, Base64, in `data`).
+const PACED_ATTACHMENTS = { perPeople: 10, bytes: { min: 40 * 1024, max: 80 * 1024 } }
+
 /** The paced variant: the budget lifted (sandbox and engine), every call answered in `pace` ms. */
 function pacedUpstream(options: SlowOptions): TreeUpstream {
   const [latencyMs, latencyMaxMs] = options.pace
@@ -207,8 +212,10 @@ function pacedUpstream(options: SlowOptions): TreeUpstream {
     env: { CRM_RATE_LIMIT: '10000', RESERVATION_RATE_LIMIT: '10000' },
     describe:
       `budget lifted (10,000 requests per 10 s in the engine, none in the sandbox), pages of ${SLOW.maxPerpage}, ` +
-      `every call answered in ${latencyMs}-${latencyMaxMs} ms, the engine's default incremental interval`,
+      `every call answered in ${latencyMs}-${latencyMaxMs} ms, the engine's default incremental interval, ` +
+      `an attachment of ${PACED_ATTACHMENTS.bytes.min / 1024}-${PACED_ATTACHMENTS.bytes.max / 1024} KB per ${PACED_ATTACHMENTS.perPeople} people`,
     budget: 'lifted',
+    attachments: PACED_ATTACHMENTS,
   }
 }
 
@@ -221,8 +228,10 @@ function pacedUpstream(options: SlowOptions): TreeUpstream {
  * the engine's /metrics every 10 s.
  */
 async function treeSweepPeak(ctx: Context, people: number, upstream: TreeUpstream, options: SlowOptions) {
+  const { attachments } = upstream
   const sandbox = await startSandbox({
-    seedSize: { people },
+    seedSize: attachments ? { people, attachments: Math.round(people / attachments.perPeople) } : { people },
+    seedAttachmentBytes: attachments?.bytes,
     behaviour: upstream.behaviour,
     faults: upstream.faults,
   })

@@ -150,7 +150,7 @@ export const attachments: Kind<AttachmentRow> = {
     row.updated_at = context.now
     return { ok: true, row }
   },
-  seed({ store, ids, random, time, count }: Generation) {
+  seed({ store, ids, random, time, count, options }: Generation) {
     const users = [...store.users.rows.keys()]
     const notes = [...store.protocols.rows.keys()]
     const people = [...store.people.rows.keys()]
@@ -169,7 +169,7 @@ export const attachments: Kind<AttachmentRow> = {
         content_type: contentType,
         filename: `${random.pick(FILE_NAMES)} ${i + 1}.${extension}`,
         attachment_category_id: random.chance(0.5) ? random.pick(CATEGORIES) : null,
-        size: random.int(1024, 4096),
+        size: random.int(options.attachmentBytes?.min ?? 1024, options.attachmentBytes?.max ?? 4096),
         created_at,
         // Files are seldom changed: most were last written when they were attached.
         updated_at: random.chance(0.8) ? created_at : time.updated(created_at),

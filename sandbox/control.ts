@@ -199,10 +199,16 @@ export function createControl(state: SandboxState) {
     drainDeliveries: (): Promise<void> => state.deliveries.drain(),
     pendingDeliveries: (): number => state.deliveries.pending,
     /** Adds `count` records of each resource, generated from the seed number (default: the sandbox's). */
-    seed(options: { count: SeedCount; seed?: number; ties?: number }): void {
+    seed(options: {
+      count: SeedCount
+      seed?: number
+      ties?: number
+      attachmentBytes?: { min: number; max: number }
+    }): void {
       seedRecords(store, state.ids, {
         count: options.count,
         ties: options.ties,
+        attachmentBytes: options.attachmentBytes,
         seed: options.seed ?? state.seed,
         now: nowSeconds(state.clock),
         offsetMinutes: state.offsetMinutes,

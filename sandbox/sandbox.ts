@@ -23,6 +23,8 @@ export interface SandboxOptions extends StateOptions {
   seedSize?: SeedCount
   /** Adds bulk-edit groups of this many records sharing one `updated_at` (SeedOptions `ties`). */
   seedTies?: number
+  /** Bytes of each seeded attachment's file (SeedOptions `attachmentBytes`). */
+  seedAttachmentBytes?: { min: number; max: number }
 }
 
 export interface Sandbox {
@@ -54,7 +56,12 @@ async function close(server: Server): Promise<void> {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const state = createState(options)
   const control = createControl(state)
-  if (options.seedSize) control.seed({ count: options.seedSize, ties: options.seedTies })
+  if (options.seedSize)
+    control.seed({
+      count: options.seedSize,
+      ties: options.seedTies,
+      attachmentBytes: options.seedAttachmentBytes,
+    })
   const crmApiKey = options.crmApiKey ?? 'sandbox-crm-key'
   const reservationApiKey = options.reservationApiKey ?? 'sandbox-reservation-key'
   const { store, clock, behaviour, faults, holder } = state

@@ -27,6 +27,11 @@ export interface SeedOptions {
    * Larger than a page, they straddle page boundaries. Default: none beyond the bursts of `moments`.
    */
   ties?: number
+  /**
+   * Bytes of each seeded attachment's file, least and most (its Base64 `data` is a third larger). Not
+   * published: real files run from kilobytes to megabytes. Default 1,024 to 4,096, light for tests.
+   */
+  attachmentBytes?: { min: number; max: number }
 }
 
 export const DAY = 86_400
