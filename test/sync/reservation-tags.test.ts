@@ -9,7 +9,7 @@ import { compareMirror, describe as describeDifferences } from '../../sandbox/mi
 import { reservationTags, webforms } from '../../src/resources/index.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
-import { deletedIds, sandboxConfig, sweep, sweepDeps, virtualClock } from './support.ts'
+import { deletedIds, pagesOneAtATime, sandboxConfig, sweep, sweepDeps, virtualClock } from './support.ts'
 
 const database = useTestDatabase()
 let sandbox: Sandbox
@@ -80,7 +80,7 @@ describe('reservation tags, webforms and contact tags', () => {
   // One virtual clock for every step: a later step's fetches are later than an earlier step's, however
   // far the pauses of 429s moved it.
   const clock = virtualClock()
-  const deps = () => sweepDeps(database.db, sandboxConfig(sandbox), { clock })
+  const deps = () => sweepDeps(database.db, sandboxConfig(sandbox), { clock, wrap: pagesOneAtATime })
 
   it('make an empty mirror equal to the sandbox, ending where a page repeats or comes short', async () => {
     const taggedContacts = sandbox.control.reservation

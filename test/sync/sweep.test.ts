@@ -17,6 +17,7 @@ import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../supp
 import {
   deletedIds,
   mirrorOf,
+  pagesOneAtATime,
   sandboxConfig,
   startTestRun,
   sweep,
@@ -60,23 +61,29 @@ function peopleNewestFirst(): number[] {
   return records.sort((a, b) => b.at - a.at || a.id - b.id).map((record) => record.id)
 }
 
-/** Clients that call `after(page)` once each people index page has been fetched, and count shows. */
+/**
+ * Calls `after` once each page of people has arrived, and counts shows. Pages come one at a time (support.ts
+ * `pagesOneAtATime`): page N's answer comes before page N + 1 is asked for.
+ */
 function tapped(after: (page: number) => void, shows: number[] = []) {
-  return (clients: UpstreamClients): UpstreamClients => ({
-    ...clients,
-    crm: {
-      ...clients.crm,
-      async index(resource, query) {
-        const page = await clients.crm.index(resource, query)
-        if (resource === people) after(page.page)
-        return page
+  return (wrapped: UpstreamClients): UpstreamClients => {
+    const clients = pagesOneAtATime(wrapped)
+    return {
+      ...clients,
+      crm: {
+        ...clients.crm,
+        async index(resource, query) {
+          const page = await clients.crm.index(resource, query)
+          if (resource === people) after(page.page)
+          return page
+        },
+        async show(resource, id, options) {
+          shows.push(id)
+          return clients.crm.show(resource, id, options)
+        },
       },
-      async show(resource, id, options) {
-        shows.push(id)
-        return clients.crm.show(resource, id, options)
-      },
-    },
-  })
+    }
+  }
 }
 
 describe('incremental sweeps', () => {

@@ -23,7 +23,7 @@ import { createTestDatabase, dropTestDatabase } from '../support/database.ts'
 import { startEngine, useEngineRig } from '../support/engine.ts'
 import { requestRun, runEnded } from '../support/runs.ts'
 import { differences } from '../support/truth.ts'
-import { mirrorOf, sandboxConfig, startTestRun, sweepDeps, truthOf } from './support.ts'
+import { mirrorOf, pagesOneAtATime, sandboxConfig, startTestRun, sweepDeps, truthOf } from './support.ts'
 
 const page = (times: number[], firstId: number) => times.map((time, i) => ({ time, id: firstId + i }))
 
@@ -261,7 +261,8 @@ describe('a walk stopped while it reads a group of ties again', () => {
    */
   function hidingOnce() {
     const seen: { hidden?: { page: number; id: unknown }; stopped: boolean } = { stopped: false }
-    const wrap = (clients: UpstreamClients): UpstreamClients => {
+    const wrap = (wrapped: UpstreamClients): UpstreamClients => {
+      const clients = pagesOneAtATime(wrapped)
       let before: RecordPage | undefined
       return {
         ...clients,

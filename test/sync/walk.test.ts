@@ -12,7 +12,15 @@ import type { SweepDeps } from '../../src/sync/sweep/deps.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
-import { mirrorOf, sandboxConfig, startTestRun, sweep, sweepDeps, truthOf } from './support.ts'
+import {
+  mirrorOf,
+  pagesOneAtATime,
+  sandboxConfig,
+  startTestRun,
+  sweep,
+  sweepDeps,
+  truthOf,
+} from './support.ts'
 
 let database: TestDatabase
 let sandbox: Sandbox
@@ -51,19 +59,25 @@ function onTwoConnections(deps: SweepDeps): SweepDeps {
   return { ...deps, settings: { ...deps.settings, applyConnections: 2 } }
 }
 
-/** Clients that call `after(page)` once each people index page has been fetched. */
+/**
+ * Calls `after` once each page of people has arrived. Pages come one at a time (support.ts
+ * `pagesOneAtATime`): page N's answer comes before page N + 1 is asked for.
+ */
 function tapped(after: (page: number) => void) {
-  return (clients: UpstreamClients): UpstreamClients => ({
-    ...clients,
-    crm: {
-      ...clients.crm,
-      async index(resource, query) {
-        const page = await clients.crm.index(resource, query)
-        if (resource === people) after(page.page)
-        return page
+  return (wrapped: UpstreamClients): UpstreamClients => {
+    const clients = pagesOneAtATime(wrapped)
+    return {
+      ...clients,
+      crm: {
+        ...clients.crm,
+        async index(resource, query) {
+          const page = await clients.crm.index(resource, query)
+          if (resource === people) after(page.page)
+          return page
+        },
       },
-    },
-  })
+    }
+  }
 }
 
 async function checkpointOf(runId: number) {
