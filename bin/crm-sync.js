@@ -3,9 +3,11 @@
 // ENTRYPOINT). crm-sync needs Node 24 (it runs TypeScript directly) and the V8 flags of
 // node-flags.js. On a Node 24 started with those flags it runs the CLI in this process; otherwise it
 // runs Node 24 with them: it replaces this process (same pid, signals and stdio) where Node can
-// (process.execve), else it runs it as a child, e.g. when an older system node starts this file.
-import { spawnSync } from 'node:child_process'
+// (process.execve), else it runs it as a child, e.g. when an older system node starts this file, and
+// passes signals on to it (runChild).
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { constants as osConstants } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { missingNodeFlags } from './node-flags.js'
 
@@ -39,6 +41,28 @@ if (major >= 24 && flags.length === 0) {
   if (typeof process.execve === 'function' && process.platform !== 'win32') {
     process.execve(node, [node, ...argv], process.env) // does not return
   }
-  const child = spawnSync(node, argv, { stdio: 'inherit' })
-  process.exitCode = child.status ?? 1
+  process.exitCode = await runChild(node, argv)
+}
+
+/**
+ * Runs Node 24 as a child until it ends, and ends with its code (or its signal, as 128 + its number).
+ * SIGTERM, SIGINT and SIGHUP sent to this process go on to the child, so that a supervisor signalling
+ * the pid it started stops the service. The child has a process group of its own: Ctrl-C in a terminal
+ * reaches this process only, and the child gets it once (a second SIGINT would cut its shutdown short).
+ */
+function runChild(node, argv) {
+  const child = spawn(node, argv, { stdio: 'inherit', detached: true })
+  const forward = (signal) => child.kill(signal)
+  const forwarded = ['SIGTERM', 'SIGINT', 'SIGHUP']
+  for (const signal of forwarded) process.on(signal, forward)
+  return new Promise((resolve) => {
+    child.on('error', (error) => {
+      console.error(`crm-sync: could not run ${node}: ${error.message}`)
+      resolve(1)
+    })
+    child.on('exit', (code, signal) => {
+      for (const name of forwarded) process.off(name, forward)
+      resolve(code ?? 128 + (signal ? osConstants.signals[signal] : 0))
+    })
+  })
 }

@@ -1,5 +1,6 @@
 // `crm-sync start` as a process: configuration errors, a start on a given database, a start on the
 // embedded one, and a clean stop on SIGTERM.
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -15,6 +16,14 @@ const databases: TestDatabase[] = []
 afterAll(async () => {
   await Promise.all(databases.map(dropTestDatabase))
 })
+
+/** A Node older than 24 on this machine (the system's), which the launcher runs Node 24 under. */
+const olderNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => {
+  if (!existsSync(path)) return false
+  const version = execFileSync(path, ['--version'], { encoding: 'utf8' })
+  return Number(/^v(\d+)/.exec(version)?.[1]) < 24
+})
+if (!olderNode) console.log('launcher signal test skipped: no Node older than 24 at /usr/bin/node or /usr/local/bin/node')
 
 const workdir = async () => {
   const dir = await mkdtemp(join(tmpdir(), 'crm-sync-start-'))
@@ -57,6 +66,27 @@ describe('crm-sync start', () => {
     expect(run.output()).toContain('"msg":"stopped"')
     expect(run.output()).not.toContain('anything') // the API key
   })
+
+  it.skipIf(!olderNode).each(['SIGTERM', 'SIGINT'] as const)(
+    'stops on %s sent to the launcher an older Node runs, leaving no service behind',
+    async (signal) => {
+      const database = await createTestDatabase({ empty: true })
+      databases.push(database)
+      const port = await freePort()
+      const run = runCli(['start'], {
+        cwd: await workdir(),
+        env: { ...crm, DATABASE_URL: database.url, PORT: String(port) },
+        node: olderNode,
+      })
+      await waitFor(() => readyStatus(port), 20_000, '/readyz').catch((error) => {
+        throw new Error(`${error.message}\n${run.output()}`)
+      })
+      run.child.kill(signal)
+      expect(await run.exited).toBe(0)
+      expect(run.output()).toContain('"msg":"stopped"')
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow()
+    },
+  )
 
   it('starts an embedded PostgreSQL when no DATABASE_URL is given, and stops it with itself', async () => {
     const cwd = await workdir()

@@ -12,12 +12,15 @@ export interface CliProcess {
 
 export function runCli(
   args: string[],
-  /** `group`: in a process group of its own, as a terminal's foreground job (signal it with `-pid`). */
-  options: { env: Record<string, string>; cwd: string; group?: boolean },
+  /**
+   * `group`: in a process group of its own, as a terminal's foreground job (signal it with `-pid`).
+   * `node`: the Node that starts the launcher (default this one), e.g. an older system Node.
+   */
+  options: { env: Record<string, string>; cwd: string; group?: boolean; node?: string },
 ): CliProcess {
   // Only what the test gives: no CRM_* or DATABASE_URL of the developer's shell leaks in.
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env }
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(options.node ?? process.execPath, [CLI, ...args], {
     cwd: options.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
