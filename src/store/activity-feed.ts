@@ -2,7 +2,6 @@
 // replica polls it. One row per feed in sync.activity_feed. A replica polls while it holds the lease;
 // one that dies lets it lapse, and another takes it over with the cursor where the last poll left it.
 import { sql } from 'kysely'
-import { hasUpdatedAt, type Resource } from '../resources/index.ts'
 import type { Db } from './database.ts'
 
 export interface FeedCursor {
@@ -92,36 +91,4 @@ export async function releaseFeed(db: Db, feed: string, owner: string): Promise<
     .where('feed', '=', feed)
     .where('lease_owner', '=', owner)
     .execute()
-}
-
-export interface MirroredState {
-  updatedAt: Date | null
-  deleted: boolean
-  /** When the request that wrote the row was sent (null: a webhook's payload wrote it). */
-  fetchedAt: Date | null
-}
-
-/** What the mirror holds of each of `ids` that has a row: its `updated_at` and whether it is tombstoned. */
-export async function mirroredStates(
-  db: Db,
-  resource: Resource,
-  ids: readonly number[],
-): Promise<Map<number, MirroredState>> {
-  if (ids.length === 0) return new Map()
-  const updatedAt = hasUpdatedAt(resource) ? sql`updated_at` : sql`null::timestamptz`
-  const result = await sql<{
-    id: string | number
-    updated_at: Date | null
-    _deleted_at: Date | null
-    _fetched_at: Date | null
-  }>`
-    select id, ${updatedAt} as updated_at, _deleted_at, _fetched_at from ${sql.table(resource.name)}
-    where id = any(${[...ids]}::bigint[])
-  `.execute(db)
-  return new Map(
-    result.rows.map((row) => [
-      Number(row.id),
-      { updatedAt: row.updated_at, deleted: row._deleted_at !== null, fetchedAt: row._fetched_at },
-    ]),
-  )
 }

@@ -14,8 +14,10 @@
 //   migration that rewrites them: equal includes no longer do.
 //
 // The writers live in records/: upsert.ts (the parents), children.ts (their child rows),
-// tombstone.ts; arrays.ts and identity.ts hold what they share.
+// tombstone.ts; arrays.ts and identity.ts hold what they share; mirrored.ts reads what the mirror
+// holds of records read, and whether one brings something it lacks.
 
+export { mirroredStates, newerThanMirror } from './records/mirrored.ts'
 export { tombstone } from './records/tombstone.ts'
 export { InvalidRecordError, type UpstreamRecord } from './records/types.ts'
 export { upsertRecords } from './records/upsert.ts'

@@ -8,13 +8,10 @@ import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-client/index.ts'
 import { bookings, contacts } from '../../src/resources/index.ts'
 import { freeBudgetShare, pauseBudget, prepareBudget, takeBudgetSlot } from '../../src/store/budget.ts'
+import { newerThanMirror } from '../../src/store/records.ts'
 import { createRun } from '../../src/store/runs.ts'
 import { inFirstSync, writeResourceState } from '../../src/store/sync-state.ts'
-import {
-  createNewestPagePoll,
-  type NewestPageResult,
-  newerThanMirror,
-} from '../../src/sync/feed/newest-page.ts'
+import { createNewestPagePoll, type NewestPageResult } from '../../src/sync/feed/newest-page.ts'
 import { startPolling } from '../../src/sync/feed/poll-loop.ts'
 import {
   createTestDatabase,

@@ -8,6 +8,7 @@ import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-client/index.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
+import { type AnyResource, findResource } from '../../src/resources/index.ts'
 import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
 import { abandonSweep, claimSweep, handBackSweep } from '../../src/store/runs.ts'
 import { createCatchUp } from '../../src/sync/refresh/catch-up.ts'
@@ -350,5 +351,50 @@ describe('a backlog of refreshes', () => {
     expect(rows).toEqual(ids.map((id) => ({ id, first_name: `Burst ${id}` })).sort((a, b) => a.id - b.id))
     for (const [i, id] of ids.entries())
       expect(await fetchedAfter(id, inboxIds[i] as number)).toBeGreaterThanOrEqual(0)
+  })
+})
+
+describe('a catch-up walk', () => {
+  it('stops at the first page the mirror holds all of, however many refreshes wait', async () => {
+    const paged = await startSandbox({
+      seedSize: { people: 6 },
+      behaviour: { crmRateLimit: null, maxPerpage: 1 },
+    })
+    try {
+      const config = parseConfig({ CRM_BASE_URL: paged.crmUrl, CRM_API_KEY: paged.crmApiKey })
+      const clients = createUpstreamClients(config, {
+        db: database.db,
+        logger,
+        metrics: createUpstreamMetrics(),
+      })
+      const catchUp = createCatchUp({
+        db: database.db,
+        logger,
+        reader: () => clients.crm,
+        // More refreshes wait than the account has records, since before any record changed.
+        queued: async () => ({ pending: 100, oldest: null }),
+        minBacklog: 2,
+        skewSeconds: 5,
+      })
+      const people = findResource('crm.people') as AnyResource
+      const pages = () => paged.control.counters().crm.routes['GET /api/people'] ?? 0
+      // An empty mirror lacks every page: the walk reads them all, and the empty one after.
+      await catchUp.join(people)
+      expect(pages()).toBe(7)
+      const [changed] = paged.control.crm.liveIds('people') as [number]
+      paged.control.crm.update('people', changed, { first_name: 'Changed' })
+
+      await catchUp.join(people)
+      // Page 1 holds the change; page 2 nothing the mirror lacks.
+      expect(pages()).toBe(7 + 2)
+      const row = await database.db
+        .selectFrom('crm.people')
+        .select('first_name')
+        .where('id', '=', changed)
+        .executeTakeFirstOrThrow()
+      expect(row.first_name).toBe('Changed')
+    } finally {
+      await paged.stop()
+    }
   })
 })

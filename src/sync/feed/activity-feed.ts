@@ -27,9 +27,9 @@ import {
   projects,
   tasks,
 } from '../../resources/index.ts'
-import { advanceFeed, mirroredStates } from '../../store/activity-feed.ts'
+import { advanceFeed } from '../../store/activity-feed.ts'
 import type { Db } from '../../store/database.ts'
-import { upsertRecords } from '../../store/records.ts'
+import { mirroredStates, upsertRecords } from '../../store/records.ts'
 import type { Database } from '../../store/schema.ts'
 import type { RefreshJob } from '../job-queue.ts'
 import { LeaseLost, pollLease } from './lease.ts'

@@ -14,9 +14,9 @@
 import type { FetchedRecord, Order, ResourceReader } from '../../api-client/index.ts'
 import type { Logger } from '../../log.ts'
 import type { Resource } from '../../resources/index.ts'
-import { advanceFeed, type MirroredState, mirroredStates } from '../../store/activity-feed.ts'
+import { advanceFeed } from '../../store/activity-feed.ts'
 import type { Db } from '../../store/database.ts'
-import { upsertRecords } from '../../store/records.ts'
+import { mirroredStates, newerThanMirror, upsertRecords } from '../../store/records.ts'
 import { LeaseLost, pollLease } from './lease.ts'
 import type { Poller } from './poll-loop.ts'
 
@@ -48,17 +48,6 @@ export interface NewestPageResult {
 }
 
 const timeOf = (record: FetchedRecord) => Date.parse(String(record.updated_at ?? ''))
-
-/**
- * Whether the mirror lacks what `record` holds: no row, a tombstone, an older version, or the same
- * `updated_at` read before the end of that second (a change later in the same second looks the same).
- */
-export function newerThanMirror(record: FetchedRecord, state: MirroredState | undefined): boolean {
-  const time = timeOf(record)
-  if (!state || state.deleted || state.updatedAt === null) return true
-  if (time !== state.updatedAt.getTime()) return time > state.updatedAt.getTime()
-  return state.fetchedAt === null || state.fetchedAt.getTime() < time + 1000
-}
 
 export function createNewestPagePoll(deps: NewestPageDeps): Poller<NewestPageResult> {
   const { db, reader, resource, logger } = deps

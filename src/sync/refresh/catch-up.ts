@@ -5,9 +5,11 @@
 // answered when the walk wrote its record from a request sent after its delivery arrived (the same test
 // as for a fetch: handler.ts `answeredAlready`); otherwise it fetches its record as before.
 //
-// A walk reads pages newest first until it has read as many records as there are refreshes waiting, or
-// a page is entirely older than the earliest of their deliveries (less the lookback, for clock skew),
-// or the index ends; at most MAX_PAGES. Its pages are written like a sweep's. Walks of a resource start
+// A walk reads pages newest first until a page brings nothing the mirror lacks (the newest-page polls'
+// rule, store/records/mirrored.ts: what follows is older, and a walk before read it), or it has read as
+// many records as there are refreshes waiting, or a page is entirely older than the earliest of their
+// deliveries (less the lookback, for clock skew), or the index ends; at most MAX_PAGES. A refresh whose
+// record the walk did not reach (a change that left `updated_at` alone, deep in the index) fetches it. Its pages are written like a sweep's. Walks of a resource start
 // at most once per FLIGHT_SPACING_MS: while deliveries keep coming, a page a second keeps every record
 // within seconds of its change and leaves most of the budget to sweeps and reconciliation.
 
@@ -15,7 +17,7 @@ import type { ResourceReader } from '../../api-client/index.ts'
 import type { Logger } from '../../log.ts'
 import type { AnyResource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
-import { upsertRecords } from '../../store/records.ts'
+import { mirroredStates, newerThanMirror, upsertRecords } from '../../store/records.ts'
 import { addBacklogs, type QueuedRefreshes, type RefreshBacklog, runningRefreshes } from './backlog.ts'
 
 const MAX_PAGES = 20
@@ -63,7 +65,14 @@ export function createCatchUp(deps: CatchUpDeps): CatchUp {
     let read = 0
     for (let page = 1; page <= MAX_PAGES; page++) {
       const answer = await reader.index(resource, { page, order: { field: 'updated_at', direction: 'desc' } })
+      const held = await mirroredStates(
+        deps.db,
+        resource,
+        answer.records.map((record) => Number(record.id)),
+      )
+      const known = answer.records.every((record) => !newerThanMirror(record, held.get(Number(record.id))))
       if (answer.records.length) {
+        // Every record, known ones too: the refreshes a page answers are those of rows it wrote.
         await upsertRecords(deps.db, resource, answer.records, {
           source: 'fetch',
           fetchedAt: answer.fetchedAt,
@@ -73,7 +82,7 @@ export function createCatchUp(deps: CatchUpDeps): CatchUp {
       read += answer.size
       const times = answer.records.map((record) => Date.parse(record.updated_at ?? ''))
       const older = times.length > 0 && times.every((time) => time < floor)
-      if (answer.size === 0 || older || read >= pending) break
+      if (answer.size === 0 || known || older || read >= pending) break
     }
     deps.logger.debug({ resource: resource.name, pending, read }, 'caught up by index')
   }

@@ -19,7 +19,7 @@
 import type { Order, RecordPage } from '../../api-client/index.ts'
 import { paginate } from '../../api-client/paging.ts'
 import { hasUpdatedAt, idOf, type RecordId } from '../../resources/index.ts'
-import { mirroredStates } from '../../store/activity-feed.ts'
+import { mirroredStates } from '../../store/records.ts'
 import { raiseLargestPage } from '../../store/sync-state.ts'
 import type { WalkCheckpoint } from './checkpoint.ts'
 import type { SweepContext } from './context.ts'
