@@ -8,6 +8,7 @@ import { type HookKeeper, type HookStatus, keepHooksRegistered } from './hooks/k
 import { createAdminApi } from './http/admin.ts'
 import { createHttpApp } from './http/app.ts'
 import { createMetricsRoute } from './http/metrics.ts'
+import { createStatusPage } from './http/page/routes.ts'
 import { closeServer, listen } from './http/server.ts'
 import type { Logger } from './log.ts'
 import { createMetrics } from './metrics/index.ts'
@@ -124,6 +125,22 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       )
     }
     const hookStatus = (): HookStatus => hooks?.status() ?? { state: 'off', reason: 'PUBLIC_URL is not set' }
+    const page = config.adminToken
+      ? createStatusPage({
+          token: config.adminToken,
+          db: database.db,
+          runs: runDeps(config, database.db, sweepEnqueuer(queue)),
+          status: () => collectStatus({ db: database.db, boss: queue, config }),
+          hooks: hookStatus,
+          refusedKeys: () =>
+            new Map(
+              [...upstreamMetrics.authFailures].map(([service, failure]) => [service, failure.message]),
+            ),
+          intervalSeconds: config.incrementalSyncIntervalSeconds,
+          publicUrl: config.publicUrl,
+          logger,
+        })
+      : null
 
     const app = createHttpApp({
       db: database.db,
@@ -147,6 +164,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       routes: [
         receiver,
         admin,
+        page,
         createMetricsRoute(metrics, { token: config.metricsRequireToken ? config.adminToken : null }),
       ].filter((route) => route !== null),
     })

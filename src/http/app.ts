@@ -1,5 +1,6 @@
 // The HTTP surface: health and readiness; the receiver, the admin API and /metrics are mounted here.
 import { Hono } from 'hono'
+import { HTTPException } from 'hono/http-exception'
 import { sql } from 'kysely'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
@@ -82,8 +83,10 @@ export function createHttpApp({
 
   app.notFound((c) => c.json({ error: 'not found' }, 404))
   // Never an internal message (it may name hosts and ports): a database that went away is a 503 the
-  // caller may retry, anything else a bare 500, logged here.
+  // caller may retry, anything else (but a middleware's own refusal) a bare 500, logged here.
   app.onError((error, c) => {
+    // A refusal a middleware decided (hono's csrf: a form posted from another origin is a 403).
+    if (error instanceof HTTPException) return error.getResponse()
     if (isTransientDatabaseError(error)) {
       return c.json({ error: 'the database is unavailable; try again shortly' }, 503, { 'Retry-After': '5' })
     }

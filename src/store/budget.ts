@@ -185,3 +185,31 @@ export async function freeBudgetShare(db: Db, upstream: string): Promise<number>
   `.execute(db)
   return Number(result.rows[0]?.share ?? 1)
 }
+
+export interface BudgetUse {
+  upstream: string
+  /** The budget's slots: requests a window allows (fewer while narrowed after 429s). */
+  slots: number
+  /** Slots taken within the window now. */
+  busy: number
+  /** Paused by a 429 until then; null when not paused. */
+  pausedUntil: Date | null
+}
+
+/** How much of each upstream's shared budget is in use now, for the status page. */
+export async function readBudgetUse(db: Db): Promise<BudgetUse[]> {
+  const result = await sql<{ upstream: string; slots: number; busy: number; paused_until: Date | null }>`
+    select b.upstream,
+      (select count(*)::int from sync.upstream_budget_slots s where s.upstream = b.upstream) as slots,
+      (select count(*)::int from sync.upstream_budget_slots s
+        where s.upstream = b.upstream and s.free_at > now()) as busy,
+      case when b.paused_until > now() then b.paused_until end as paused_until
+    from sync.upstream_budget b order by b.upstream
+  `.execute(db)
+  return result.rows.map((row) => ({
+    upstream: row.upstream,
+    slots: row.slots,
+    busy: row.busy,
+    pausedUntil: row.paused_until,
+  }))
+}

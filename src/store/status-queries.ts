@@ -1,6 +1,7 @@
 // Reads for the operator's view of the engine (`crm-sync status`, `/admin/status`, `/metrics`):
 // sweeps per resource and the inbox. Each stays cheap on a mirror that has run for years.
 import { sql } from 'kysely'
+import { hasUpdatedAt, type Resource } from '../resources/index.ts'
 import type { Db } from './database.ts'
 import { UNFINISHED_STATES } from './runs/states.ts'
 import type { InboxStatus } from './schema.ts'
@@ -75,4 +76,21 @@ export async function readInboxBacklog(db: Db): Promise<{ depth: number; oldest:
     .where('status', '=', 'accepted')
     .executeTakeFirstOrThrow()
   return { depth: row.depth, oldest: row.oldest }
+}
+
+/** The newest `updated_at` among the live rows of each resource that has one (an index reads it). */
+export async function readNewestChanges(
+  db: Db,
+  resources: readonly Resource[],
+): Promise<Map<string, Date | null>> {
+  const entries = await Promise.all(
+    resources.map(async (resource) => {
+      if (!hasUpdatedAt(resource)) return [resource.name, null] as const
+      const result = await sql<{ newest: Date | null }>`
+        select max(updated_at) as newest from ${sql.table(resource.name)} where _deleted_at is null
+      `.execute(db)
+      return [resource.name, result.rows[0]?.newest ?? null] as const
+    }),
+  )
+  return new Map(entries)
 }

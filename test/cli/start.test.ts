@@ -23,7 +23,8 @@ const olderNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => {
   const version = execFileSync(path, ['--version'], { encoding: 'utf8' })
   return Number(/^v(\d+)/.exec(version)?.[1]) < 24
 })
-if (!olderNode) console.log('launcher signal test skipped: no Node older than 24 at /usr/bin/node or /usr/local/bin/node')
+if (!olderNode)
+  console.log('launcher signal test skipped: no Node older than 24 at /usr/bin/node or /usr/local/bin/node')
 
 const workdir = async () => {
   const dir = await mkdtemp(join(tmpdir(), 'crm-sync-start-'))

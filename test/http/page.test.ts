@@ -1,0 +1,144 @@
+// The status page over HTTP (src/http/page): signed in by the login form's HttpOnly, SameSite=Strict
+// cookie or a bearer token, nothing for anybody else; forms posted from another origin refused; a
+// resync and a cancel from its buttons go through the admin API's paths. The browser test
+// (test/browser/) drives the same page in chromium against a running engine.
+import type { Hono } from 'hono'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/config/index.ts'
+import { createHttpApp } from '../../src/http/app.ts'
+import { createStatusPage } from '../../src/http/page/routes.ts'
+import { createLogger } from '../../src/log.ts'
+import { collectStatus } from '../../src/status/engine-status.ts'
+import { prepareBudget } from '../../src/store/budget.ts'
+import { readRun } from '../../src/store/runs.ts'
+import { type JobQueue, startJobQueue } from '../../src/sync/job-queue.ts'
+import { mirroredResources, sweepEnqueuer } from '../../src/sync/runs.ts'
+import { useTestDatabase } from '../support/database.ts'
+
+const TOKEN = 'admin-token-0123456789abcdef'
+const ORIGIN = 'http://crm-sync.test'
+const database = useTestDatabase()
+const logger = createLogger({ level: 'silent' })
+const config = parseConfig({ CRM_BASE_URL: 'http://127.0.0.1:1', CRM_API_KEY: 'unused-key' })
+let boss: JobQueue
+let app: Hono
+
+beforeAll(async () => {
+  boss = await startJobQueue(database.url, logger)
+  const runs = { db: database.db, enqueue: sweepEnqueuer(boss), reservationEnabled: false }
+  const page = createStatusPage({
+    token: TOKEN,
+    db: database.db,
+    runs,
+    status: () => collectStatus({ db: database.db, boss, config }),
+    hooks: () => ({ state: 'off' }),
+    refusedKeys: () => new Map([['crm', 'crm refused the key: 401']]),
+    intervalSeconds: 300,
+    logger,
+  })
+  app = createHttpApp({ db: database.db, expectedMigrations: 1, routes: [page] })
+})
+
+afterAll(async () => {
+  await boss?.stop({ graceful: false })
+})
+
+const get = (path: string, headers: Record<string, string> = {}) =>
+  app.request(`${ORIGIN}${path}`, { headers: { accept: 'text/html', ...headers } })
+const post = (path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
+  app.request(`${ORIGIN}${path}`, {
+    method: 'POST',
+    body: new URLSearchParams(form),
+    headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  })
+
+async function signIn(): Promise<string> {
+  const response = await post('/login', { token: TOKEN })
+  expect(response.status).toBe(303)
+  const cookie = response.headers.get('set-cookie') ?? ''
+  return cookie.split(';')[0] as string
+}
+
+describe('the status page', () => {
+  it('sends a browser that is not signed in to the form, and any other client a 401', async () => {
+    const browser = await get('/')
+    expect(browser.status).toBe(303)
+    expect(browser.headers.get('location')).toBe('/login')
+    const client = await app.request(`${ORIGIN}/runs`)
+    expect(client.status).toBe(401)
+    expect(await client.json()).toMatchObject({ error: expect.stringMatching(/sign in at \/login/) })
+  })
+
+  it('refuses a wrong token, and signs in with the right one by a cookie that is not the token', async () => {
+    const wrong = await post('/login', { token: 'not-the-token' })
+    expect(wrong.status).toBe(401)
+    expect(await wrong.text()).toMatch(/not the admin token/)
+
+    const right = await post('/login', { token: TOKEN })
+    expect(right.status).toBe(303)
+    const cookie = right.headers.get('set-cookie') ?? ''
+    expect(cookie).toMatch(/HttpOnly/)
+    expect(cookie).toMatch(/SameSite=Strict/)
+    expect(cookie).not.toContain(TOKEN)
+    const page = await get('/', { cookie: cookie.split(';')[0] as string })
+    expect(page.status).toBe(200)
+    const body = await page.text()
+    for (const resource of mirroredResources({ reservationEnabled: false }))
+      expect(body).toContain(`data-table="${resource.name}"`)
+  })
+
+  it('takes the token as a bearer token too, and a session no more after sign-out', async () => {
+    expect((await get('/', { authorization: `Bearer ${TOKEN}` })).status).toBe(200)
+    const cookie = await signIn()
+    const out = await post('/logout', {}, { cookie })
+    expect(out.status).toBe(303)
+    expect(out.headers.get('set-cookie')).toMatch(/Max-Age=0/)
+  })
+
+  it('refuses a form posted from another origin, and starts nothing', async () => {
+    const cookie = await signIn()
+    const before = await database.db.selectFrom('sync.runs').select('id').execute()
+    const forged = await post('/runs', { mode: 'full' }, { cookie, origin: 'https://elsewhere.example' })
+    expect(forged.status).toBe(403)
+    const signInForged = await post('/login', { token: TOKEN }, { origin: 'https://elsewhere.example' })
+    expect(signInForged.status).toBe(403)
+    expect(await database.db.selectFrom('sync.runs').select('id').execute()).toHaveLength(before.length)
+  })
+
+  it('starts a resync of one table from its button, shows the run, and cancels it', async () => {
+    const cookie = await signIn()
+    const started = await post('/runs', { resource: 'crm.people', mode: 'incremental' }, { cookie })
+    expect(started.status).toBe(303)
+    const location = started.headers.get('location') ?? ''
+    const id = Number(/^\/runs\/(\d+)\?notice=started$/.exec(location)?.[1])
+    expect(await readRun(database.db, id)).toMatchObject({ requested_by: 'page', mode: 'incremental' })
+
+    const shown = await (await get(location, { cookie })).text()
+    expect(shown).toContain('Run started.')
+    expect(shown).toContain('data-table="crm.people"')
+
+    const again = await post('/runs', { resource: 'crm.people', mode: 'incremental' }, { cookie })
+    expect(again.headers.get('location')).toBe(`/runs/${id}?notice=covered`)
+
+    const cancelled = await post(`/runs/${id}/cancel`, {}, { cookie })
+    expect(cancelled.headers.get('location')).toBe(`/runs/${id}?notice=cancelled`)
+    expect(await readRun(database.db, id)).toMatchObject({ status: 'failed' })
+    const list = await (await get('/runs', { cookie })).text()
+    expect(list).toContain(`data-run="${id}" data-status="failed"`)
+  })
+
+  it('shows each upstream budget in use and a refused key', async () => {
+    await prepareBudget(database.db, 'crm', 50)
+    const body = await (await get('/', { authorization: `Bearer ${TOKEN}` })).text()
+    const row = /<tr data-upstream="crm">([\s\S]*?)<\/tr>/.exec(body)?.[1] ?? ''
+    expect(row).toMatch(/0 of 50/)
+    expect(row).toMatch(/refused.*crm refused the key: 401/s)
+  })
+
+  it('answers a resync of a table it does not mirror with a 400 that names it', async () => {
+    const cookie = await signIn()
+    const response = await post('/runs', { resource: 'crm.nothing' }, { cookie })
+    expect(response.status).toBe(400)
+    expect(await response.text()).toMatch(/crm\.nothing/)
+  })
+})
