@@ -1,7 +1,7 @@
 // `npm run screenshots`: the status page's screenshots in docs/screenshots/, taken by Debian's chromium
 // (playwright-core) against the demo's world: the sandbox, an embedded PostgreSQL and crm-sync in this
-// process. Signs in, waits for the first sync, starts a resync of crm.people from its button, and
-// takes the sign-in form, the overview, the runs and that run. CHROMIUM_PATH overrides
+// process. Signs in, waits for the first sync, starts a resync of crm.people from its button, changes
+// a person, and takes the sign-in form, the overview, that run, the runs, the deliveries and one. CHROMIUM_PATH overrides
 // /usr/bin/chromium.
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -56,6 +56,18 @@ try {
   await shoot('run')
   await page.goto('/runs')
   await shoot('runs')
+  world.sandbox.control.crm.update('people', world.sandbox.control.crm.liveIds('people')[0] as number, {
+    first_name: 'Changed',
+  })
+  await reloadUntil(
+    page,
+    '/deliveries',
+    async () => (await page.locator('#deliveries tr[data-outcome="applied"]').count()) > 0,
+    'a delivery applied',
+  )
+  await shoot('deliveries')
+  await page.locator('#deliveries tr[data-outcome="applied"] a').first().click()
+  await shoot('delivery')
 } finally {
   await browser.close()
   await world.stop({ keepLog: false })

@@ -218,3 +218,39 @@ export async function countRecentDeliveries(db: Db, windowMs: number): Promise<n
   `.execute(db)
   return result.rows[0]?.n ?? 0
 }
+
+/**
+ * Puts a delivery back in the queue as accepted, its attempts and error cleared: a replay. `parsed`
+ * replaces what a rejected delivery was kept with once it reads as a delivery after all. Returns
+ * whether the delivery was there.
+ */
+export async function requeueDelivery(
+  db: Db,
+  id: number,
+  parsed?: Pick<DeliveryRow, 'shape' | 'record_id' | 'payload'>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sync.inbox')
+    .set({
+      ...(parsed ? { ...parsed, body: null } : {}),
+      status: 'accepted',
+      reason: null,
+      attempts: 0,
+      available_at: null,
+      processed_at: null,
+      error: null,
+    })
+    .where('id', '=', id)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** A rejected delivery rejected again, for `reason` (a replay that still cannot read it). */
+export async function rejectAgain(db: Db, id: number, reason: string): Promise<void> {
+  await db
+    .updateTable('sync.inbox')
+    .set({ reason })
+    .where('id', '=', id)
+    .where('status', '=', 'rejected')
+    .execute()
+}

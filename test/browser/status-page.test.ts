@@ -1,14 +1,16 @@
 // The status page in a real browser: Debian's chromium driven by playwright-core, against a running
 // engine and the sandbox. Signs in; sees every table on time after the first sync; sees the
 // reservation tables turn late while their upstream stops answering, and on time again; starts a
-// resync from a table's button and follows its run to the end; no console errors on the way. Skipped
+// resync from a table's button and follows its run to the end; replays a rejected delivery and an
+// applied one from their pages; no console errors on the way. Skipped
 // with one line where chromium is not installed (.ci/run installs it).
 import { existsSync } from 'node:fs'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSandbox } from '../../sandbox/index.ts'
+import { webhookPath } from '../../src/receiver/app.ts'
 import { createTestDatabase } from '../support/database.ts'
-import { startEngine, useEngineRig } from '../support/engine.ts'
+import { ENGINE_SECRET, startEngine, useEngineRig } from '../support/engine.ts'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const TOKEN = 'admin-token-0123456789abcdef'
@@ -38,7 +40,7 @@ describe.skipIf(!present)('the status page in chromium', () => {
     await browser?.close()
   })
 
-  it('shows each table on time, late while its upstream hangs, then on time; resyncs from a button', async () => {
+  it('shows each table on time, late while its upstream hangs, then on time; resyncs and replays from buttons', async () => {
     const sandbox = rig.sandbox(await startSandbox({ seedSize: 20, behaviour: { crmRateLimit: null } }))
     const database = rig.database(await createTestDatabase())
     const engine = rig.engine(
@@ -101,6 +103,41 @@ describe.skipIf(!present)('the status page in chromium', () => {
     await page.getByRole('link', { name: 'Runs', exact: true }).click()
     await page.waitForURL((url) => url.pathname === '/runs')
     expect(await page.locator(`#runs tr[data-run="${runPath.split('/').at(-1)}"]`).count()).toBe(1)
+
+    // A delivery the receiver rejected, and one it applied, replayed from their pages.
+    const rejected = await fetch(`${engine.publicUrl}${webhookPath(ENGINE_SECRET, 'person', 'update')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ hello: 'not a delivery' }),
+    })
+    expect(rejected.status).toBe(400)
+    await page.getByRole('link', { name: 'Deliveries', exact: true }).click()
+    await page.getByLabel('Outcome').selectOption('rejected')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.locator('#deliveries tr[data-outcome="rejected"] a').first().click()
+    await page.getByRole('button', { name: 'Replay' }).click()
+    expect(await page.getByRole('status').textContent()).toMatch(/still rejected/)
+
+    const [person] = sandbox.control.crm.liveIds('people') as [number]
+    sandbox.control.crm.update('people', person, { first_name: 'Replayed' })
+    await reloadUntil(
+      page,
+      '/deliveries?outcome=applied&model=person',
+      async () => (await page.locator('#deliveries tr[data-outcome="applied"]').count()) > 0,
+      'a delivery applied',
+      30_000,
+    )
+    await page.locator('#deliveries tr[data-outcome="applied"] a').first().click()
+    const deliveryPath = new URL(page.url()).pathname
+    await page.getByRole('button', { name: 'Replay' }).click()
+    expect(await page.getByRole('status').textContent()).toMatch(/queued/)
+    await reloadUntil(
+      page,
+      deliveryPath,
+      async () => (await page.locator('#delivery-outcome').getAttribute('data-outcome')) === 'applied',
+      'the replayed delivery applied again',
+      30_000,
+    )
 
     expect(problems).toEqual([])
     await context.close()

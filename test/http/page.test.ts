@@ -141,4 +141,101 @@ describe('the status page', () => {
     expect(response.status).toBe(400)
     expect(await response.text()).toMatch(/crm\.nothing/)
   })
+
+  describe('deliveries', () => {
+    /** A delivery kept in the inbox as it was left: its status, and what it was kept with. */
+    async function kept(row: {
+      status: 'rejected' | 'failed' | 'processed'
+      payload: unknown
+      reason?: string
+      error?: string
+    }): Promise<number> {
+      const inserted = await database.db
+        .insertInto('sync.inbox')
+        .values({
+          model: 'person',
+          event: 'update',
+          shape: row.status === 'rejected' ? null : 'lean',
+          record_id: row.status === 'rejected' ? null : 7,
+          payload: JSON.stringify(row.payload),
+          body: null,
+          status: row.status,
+          reason: row.reason ?? null,
+          error: row.error ?? null,
+          attempts: row.status === 'failed' ? 20 : 1,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      return inserted.id
+    }
+    const lean = { model: 'person', event: 'update', record_id: 7 }
+    const inbox = (id: number) =>
+      database.db.selectFrom('sync.inbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+
+    it('lists them newest first, filtered by outcome, and refuses a filter it cannot read', async () => {
+      const cookie = await signIn()
+      const failed = await kept({ status: 'failed', payload: lean, error: 'the database went away' })
+      const rejected = await kept({
+        status: 'rejected',
+        payload: { hello: 1 },
+        reason: 'unknown payload shape',
+      })
+      const all = await (await get('/deliveries', { cookie })).text()
+      expect(all.indexOf(`data-delivery="${rejected}"`)).toBeLessThan(
+        all.indexOf(`data-delivery="${failed}"`),
+      )
+      const onlyRejected = await (await get('/deliveries?outcome=rejected&model=person', { cookie })).text()
+      expect(onlyRejected).toContain(`data-delivery="${rejected}" data-outcome="rejected"`)
+      expect(onlyRejected).not.toContain(`data-delivery="${failed}"`)
+      const bad = await get('/deliveries?since=yesterday', { cookie })
+      expect(bad.status).toBe(400)
+      expect(await bad.text()).toMatch(/since must be a date and time/)
+    })
+
+    it('replays a failed one into the queue, its attempts cleared, and shows its payload', async () => {
+      const cookie = await signIn()
+      const id = await kept({ status: 'failed', payload: lean, error: 'the database went away' })
+      const shown = await (await get(`/deliveries/${id}`, { cookie })).text()
+      expect(shown).toContain('&quot;record_id&quot;: 7')
+      const replayed = await post(`/deliveries/${id}/replay`, {}, { cookie })
+      expect(replayed.headers.get('location')).toBe(`/deliveries/${id}?notice=queued`)
+      expect(await inbox(id)).toMatchObject({ status: 'accepted', attempts: 0, error: null })
+    })
+
+    it('reads a rejected one again: queued once it reads as a delivery, still rejected otherwise', async () => {
+      const cookie = await signIn()
+      const readable = await kept({
+        status: 'rejected',
+        payload: lean,
+        reason: 'a shape an older crm-sync refused',
+      })
+      await post(`/deliveries/${readable}/replay`, {}, { cookie })
+      expect(await inbox(readable)).toMatchObject({
+        status: 'accepted',
+        shape: 'lean',
+        record_id: 7,
+        reason: null,
+      })
+
+      const unreadable = await kept({ status: 'rejected', payload: { hello: 1 }, reason: 'old reason' })
+      const again = await post(`/deliveries/${unreadable}/replay`, {}, { cookie })
+      expect(again.headers.get('location')).toBe(`/deliveries/${unreadable}?notice=rejected`)
+      expect(await inbox(unreadable)).toMatchObject({
+        status: 'rejected',
+        reason: expect.stringMatching(/unknown payload shape/),
+      })
+    })
+
+    it('replays nothing for a form posted from another origin', async () => {
+      const cookie = await signIn()
+      const id = await kept({ status: 'failed', payload: lean, error: 'gone' })
+      const forged = await post(
+        `/deliveries/${id}/replay`,
+        {},
+        { cookie, origin: 'https://elsewhere.example' },
+      )
+      expect(forged.status).toBe(403)
+      expect(await inbox(id)).toMatchObject({ status: 'failed' })
+    })
+  })
 })

@@ -13,6 +13,7 @@ import type { Db } from '../../store/database.ts'
 import { readRun } from '../../store/runs.ts'
 import { readNewestChanges } from '../../store/status-queries.ts'
 import { mirroredResources, type RunDeps, RunRequestError, startRun } from '../../sync/runs.ts'
+import { mountDeliveryRoutes } from './delivery-routes.ts'
 import { loginPage } from './login.ts'
 import { overviewPage } from './overview.ts'
 import { runPage, runsPage } from './runs.ts'
@@ -50,7 +51,7 @@ export function createStatusPage(deps: StatusPageDeps): Hono {
   const sameOrigin = csrf({
     origin: (origin, c) => origin === new URL(c.req.url).origin || origin === publicOrigin,
   })
-  for (const path of ['/login', '/logout', '/runs', '/runs/*']) app.use(path, sameOrigin)
+  for (const path of ['/login', '/logout', '/runs', '/runs/*', '/deliveries/*']) app.use(path, sameOrigin)
   app.get('/login', (c) => (session.admitted(c) ? c.redirect('/', 303) : c.html(loginPage())))
   app.post('/login', async (c) => {
     const form = await c.req.parseBody()
@@ -78,6 +79,9 @@ export function createStatusPage(deps: StatusPageDeps): Hono {
   app.use('/', admit)
   app.use('/runs', admit)
   app.use('/runs/*', admit)
+  app.use('/deliveries', admit)
+  app.use('/deliveries/*', admit)
+  mountDeliveryRoutes(app, db)
 
   app.get('/', async (c) => {
     const status = await deps.status()

@@ -1,0 +1,71 @@
+// The status page's deliveries: the list and its filter, one delivery, and its replay
+// (sync/delivery/replay.ts). Mounted by routes.ts behind the sign-in and the same-origin check.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import type { Db } from '../../store/database.ts'
+import { listDeliveries, readDelivery } from '../../store/inbox-view.ts'
+import { replayDelivery } from '../../sync/delivery/replay.ts'
+import { deliveriesPage, deliveryPage, OUTCOMES } from './deliveries.ts'
+
+const PAGE = 50
+
+const blankAsUndefined = (value: unknown) => (value === '' ? undefined : value)
+const filterQuery = z.object({
+  outcome: z.preprocess(
+    blankAsUndefined,
+    z.enum(Object.keys(OUTCOMES) as [keyof typeof OUTCOMES]).optional(),
+  ),
+  model: z.preprocess(blankAsUndefined, z.string().max(40).optional()),
+  event: z.preprocess(blankAsUndefined, z.string().max(40).optional()),
+  // A datetime-local field: no zone, read as UTC (the page shows UTC).
+  since: z.preprocess(
+    blankAsUndefined,
+    z
+      .string()
+      .regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/, 'must be a date and time such as 2026-11-27T10:00')
+      .transform((value) => new Date(`${value}Z`))
+      .optional(),
+  ),
+  before: z.preprocess(blankAsUndefined, z.coerce.number().int().positive().optional()),
+})
+
+const NOTICES: Record<string, string> = {
+  queued: 'Replayed: the delivery is queued, and the workers apply it again.',
+  waiting: 'The delivery waits to be applied already.',
+}
+
+export function mountDeliveryRoutes(app: Hono, db: Db): void {
+  app.get('/deliveries', async (c) => {
+    const parsed = filterQuery.safeParse(c.req.query())
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)
+      return c.text(`bad filter: ${problems.join('; ')}`, 400)
+    }
+    const { outcome, ...rest } = parsed.data
+    const filter = { ...rest, status: outcome ? OUTCOMES[outcome] : undefined }
+    const deliveries = await listDeliveries(db, { ...filter, limit: PAGE + 1 })
+    const shown = deliveries.slice(0, PAGE)
+    const last = shown.at(-1)
+    const next =
+      deliveries.length > PAGE && last
+        ? new URLSearchParams({ ...c.req.query(), before: String(last.id) }).toString()
+        : null
+    return c.html(deliveriesPage({ deliveries: shown, filter: { ...filter, outcome }, next }))
+  })
+
+  app.get('/deliveries/:id{[0-9]+}', async (c) => {
+    const row = await readDelivery(db, Number(c.req.param('id')))
+    if (!row) return c.text('no such delivery', 404)
+    const notice =
+      NOTICES[c.req.query('notice') ?? ''] ??
+      (c.req.query('notice') === 'rejected' ? 'Replayed: still rejected.' : undefined)
+    return c.html(deliveryPage(row, notice))
+  })
+
+  app.post('/deliveries/:id{[0-9]+}/replay', async (c) => {
+    const id = Number(c.req.param('id'))
+    const result = await replayDelivery(db, id)
+    if (result.outcome === 'unknown') return c.text(`no delivery ${id}`, 404)
+    return c.redirect(`/deliveries/${id}?notice=${result.outcome}`, 303)
+  })
+}
