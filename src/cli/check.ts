@@ -1,8 +1,11 @@
 // `crm-sync check`: whether what the configuration names can be used, one line each: the database
 // (reached, migrated), the publication and history, each upstream's key (one cheap authenticated
 // request), the CRM's hooks for PUBLIC_URL, and whether PUBLIC_URL answers. It changes nothing: no migration, no hook registered.
+// A database out of reach or refusing the login fails its line only: the keys, the hooks and PUBLIC_URL
+// need none, so they are checked all the same.
 import { sql } from 'kysely'
 import { unsharedBudget } from '../api-client/budget.ts'
+import type { Hook } from '../api-client/crm.ts'
 import { createUpstreamClients, createUpstreamMetrics, UpstreamAuthError } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import { databaseLocation } from '../database/runtime.ts'
@@ -33,7 +36,8 @@ export const checkCommand: Command = {
 
 Tests what the configuration names, and says what is wrong in one line each:
   database     reached, and how many of its migrations are applied (without DATABASE_URL, an embedded
-               cluster not created yet is a warning: crm-sync start creates it)
+               cluster not created yet is a warning: crm-sync start creates it; out of reach, the
+               checks below that need no database run all the same)
   publication  the logical replication publication of the mirror (MIRROR_PUBLICATION)
   history      whether every main table's writes make versions in schema history, and its size
   crm          CRM_API_KEY: one authenticated request (the users index, one record)
@@ -87,6 +91,22 @@ async function keyLine(check: 'crm' | 'reservation', base: string, ask: () => Pr
   }
 }
 
+async function hooksLine(listHooks: () => Promise<Hook[]>, publicUrl: string): Promise<CheckLine> {
+  const base = publicUrl.replace(/\/+$/, '')
+  try {
+    const own = (await listHooks()).filter(
+      (hook) => isOwnHook(hook) && hook.target_url?.startsWith(`${base}/`),
+    )
+    return {
+      check: 'hooks',
+      outcome: own.length > 0 ? 'ok' : 'warn',
+      detail: `${own.length} hooks of crm-sync point at ${publicUrl}${own.length ? '' : ' (crm-sync start registers them)'}`,
+    }
+  } catch (error) {
+    return { check: 'hooks', outcome: 'fail', detail: `cannot list the CRM's hooks: ${message(error)}` }
+  }
+}
+
 async function publicUrlLine(publicUrl: string): Promise<CheckLine> {
   const url = `${publicUrl.replace(/\/+$/, '')}/healthz`
   try {
@@ -103,35 +123,49 @@ async function publicUrlLine(publicUrl: string): Promise<CheckLine> {
   }
 }
 
-/** The checks, on `db`; null: no database yet (no embedded cluster), whose keys are checked all the same. */
-export async function runChecks(config: Config, db: Db | null, logger: Logger): Promise<CheckLine[]> {
-  const database = await checkDatabase(db, config)
-  // One attempt each, quickly: this is a look, not a sync. The shared budget once the schema holds it.
+/** A check's line, or its failure's: a database that breaks half-way fails that line, not the rest. */
+async function lineOf(check: CheckLine['check'], look: () => Promise<CheckLine>): Promise<CheckLine> {
+  try {
+    return await look()
+  } catch (error) {
+    return { check, outcome: 'fail', detail: message(error) }
+  }
+}
+
+async function publicationLine(db: Db, config: Config): Promise<CheckLine> {
+  const { state, detail } = await inspectPublication(db, config.mirrorPublication)
+  const outcome = state === 'off' ? 'skip' : state === 'skipped' ? 'warn' : 'ok'
+  return { check: 'publication', outcome, detail }
+}
+
+async function historyLine(db: Db): Promise<CheckLine> {
+  const { state, detail } = await inspectHistory(db)
+  return { check: 'history', outcome: state === 'current' ? 'ok' : 'warn', detail }
+}
+
+/** What the upstream checks need of the database: the shared budget, once the schema holds it. */
+interface BudgetDatabase {
+  db: Db | null
+  migrated: boolean
+}
+
+/** The checks that need no database: each key, the CRM's hooks and PUBLIC_URL. */
+async function upstreamChecks(
+  config: Config,
+  database: BudgetDatabase,
+  logger: Logger,
+): Promise<CheckLine[]> {
+  // One attempt each, quickly: this is a look, not a sync.
   const quick = { ...config, upstream: { ...config.upstream, maxRetries: 0, timeoutSeconds: 10 } }
   const clients = createUpstreamClients(quick, {
-    db: db as Db, // used by the shared budget only, and an unmigrated database gets none
+    db: database.db as Db, // used by the shared budget only, and an unmigrated database gets none
     logger,
     metrics: createUpstreamMetrics(),
-    ...(database.migrated ? {} : { budget: unsharedBudget() }),
+    ...(database.db && database.migrated ? {} : { budget: unsharedBudget() }),
   })
-  const lines: CheckLine[] = [database.line]
-  if (db && database.migrated) {
-    const { state, detail } = await inspectPublication(db, config.mirrorPublication)
-    lines.push({
-      check: 'publication',
-      outcome: state === 'off' ? 'skip' : state === 'skipped' ? 'warn' : 'ok',
-      detail,
-    })
-    const history = await inspectHistory(db)
-    lines.push({
-      check: 'history',
-      outcome: history.state === 'current' ? 'ok' : 'warn',
-      detail: history.detail,
-    })
-  }
-  lines.push(
+  const lines: CheckLine[] = [
     await keyLine('crm', config.crm.baseUrl, () => clients.crm.index(users, { page: 1, perPage: 1 })),
-  )
+  ]
   const { reservation } = clients
   lines.push(
     reservation && config.reservation
@@ -144,21 +178,23 @@ export async function runChecks(config: Config, db: Db | null, logger: Logger): 
     lines.push({ check: 'hooks', outcome: 'skip', detail: 'PUBLIC_URL or WEBHOOK_SECRET is not set' })
     return lines
   }
-  const base = config.publicUrl.replace(/\/+$/, '')
-  try {
-    const own = (await clients.crm.listHooks()).filter(
-      (hook) => isOwnHook(hook) && hook.target_url?.startsWith(`${base}/`),
-    )
-    lines.push({
-      check: 'hooks',
-      outcome: own.length > 0 ? 'ok' : 'warn',
-      detail: `${own.length} hooks of crm-sync point at ${config.publicUrl}${own.length ? '' : ' (crm-sync start registers them)'}`,
-    })
-  } catch (error) {
-    lines.push({ check: 'hooks', outcome: 'fail', detail: `cannot list the CRM's hooks: ${message(error)}` })
-  }
+  lines.push(await hooksLine(() => clients.crm.listHooks(), config.publicUrl))
   lines.push(await publicUrlLine(config.publicUrl))
   return lines
+}
+
+/** The checks, on `db`; null: no database yet (no embedded cluster), whose keys are checked all the same. */
+export async function runChecks(config: Config, db: Db | null, logger: Logger): Promise<CheckLine[]> {
+  const database = await checkDatabase(db, config)
+  const lines: CheckLine[] = [database.line]
+  if (db && database.migrated) {
+    lines.push(
+      await lineOf('publication', () => publicationLine(db, config)),
+      await lineOf('history', () => historyLine(db)),
+    )
+  }
+  const upstream = await upstreamChecks(config, { db, migrated: database.migrated }, logger)
+  return [...lines, ...upstream]
 }
 
 export function renderChecks(lines: CheckLine[]): string {
@@ -174,7 +210,9 @@ async function checksOf(config: Config, logger: Logger): Promise<CheckLine[]> {
   try {
     database = await openExistingDatabase(config, logger, { schema: 'optional' })
   } catch (error) {
-    return [{ check: 'database', outcome: 'fail', detail: message(error) }]
+    // Out of reach or refusing the login: what needs no database is checked all the same.
+    const line: CheckLine = { check: 'database', outcome: 'fail', detail: message(error) }
+    return [line, ...(await upstreamChecks(config, { db: null, migrated: false }, logger))]
   }
   try {
     const where = database.embedded

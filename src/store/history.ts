@@ -13,6 +13,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Logger } from '../log.ts'
 import { ident, literal } from './dictionary-sql.ts'
+import { historySize } from './history-size.ts'
 import {
   type CatalogColumn,
   HISTORY_SCHEMA,
@@ -204,12 +205,7 @@ export async function inspectHistory<DB>(db: Kysely<DB>): Promise<HistoryStatus>
   const work = plan(await readCatalog(db))
   const views = historyMirrors.length
   if (isEmpty(work)) {
-    const { rows } = await sql<{ versions: number; bytes: number }>`
-      select coalesce(sum(greatest(c.reltuples, 0)), 0)::float8 as versions,
-        coalesce(sum(pg_total_relation_size(c.oid)), 0)::float8 as bytes
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'r'`.execute(db)
-    const { versions = 0, bytes = 0 } = rows[0] ?? {}
+    const { versions, bytes } = await historySize(db)
     const size = `about ${Math.round(versions).toLocaleString('en')} versions in ${Math.ceil(bytes / 2 ** 20)} MiB`
     return { state: 'current', detail: `${views} tables' history kept, ${size}` }
   }
