@@ -68,6 +68,9 @@ try {
   await shoot('deliveries')
   await page.locator('#deliveries tr[data-outcome="applied"] a').first().click()
   await shoot('delivery')
+  await page.goto('/jobs')
+  await page.getByText('resource-sweep').first().waitFor()
+  await shoot('jobs')
 } finally {
   await browser.close()
   await world.stop({ keepLog: false })

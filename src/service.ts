@@ -138,6 +138,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
             ),
           intervalSeconds: config.incrementalSyncIntervalSeconds,
           publicUrl: config.publicUrl,
+          databaseUrl: database.url,
           logger,
         })
       : null
@@ -164,7 +165,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       routes: [
         receiver,
         admin,
-        page,
+        page?.routes ?? null,
         createMetricsRoute(metrics, { token: config.metricsRequireToken ? config.adminToken : null }),
       ].filter((route) => route !== null),
     })
@@ -221,6 +222,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
             .filter(([, inTime]) => !inTime)
             .map(([step]) => step)
           const close = (async () => {
+            await page?.close()
             await queue.stop({ close: true })
             await database.close()
           })()

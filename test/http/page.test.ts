@@ -22,6 +22,7 @@ const logger = createLogger({ level: 'silent' })
 const config = parseConfig({ CRM_BASE_URL: 'http://127.0.0.1:1', CRM_API_KEY: 'unused-key' })
 let boss: JobQueue
 let app: Hono
+let closePage: () => Promise<void> = async () => {}
 
 beforeAll(async () => {
   boss = await startJobQueue(database.url, logger)
@@ -34,12 +35,15 @@ beforeAll(async () => {
     hooks: () => ({ state: 'off' }),
     refusedKeys: () => new Map([['crm', 'crm refused the key: 401']]),
     intervalSeconds: 300,
+    databaseUrl: database.url,
     logger,
   })
-  app = createHttpApp({ db: database.db, expectedMigrations: 1, routes: [page] })
+  closePage = page.close
+  app = createHttpApp({ db: database.db, expectedMigrations: 1, routes: [page.routes] })
 })
 
 afterAll(async () => {
+  await closePage()
   await boss?.stop({ graceful: false })
 })
 
@@ -133,6 +137,15 @@ describe('the status page', () => {
     const row = /<tr data-upstream="crm">([\s\S]*?)<\/tr>/.exec(body)?.[1] ?? ''
     expect(row).toMatch(/0 of 50/)
     expect(row).toMatch(/refused.*crm refused the key: 401/s)
+  })
+
+  it("serves pg-boss's dashboard under /jobs, signed in only", async () => {
+    expect((await get('/jobs')).headers.get('location')).toBe('/login')
+    const cookie = await signIn()
+    const jobs = await get('/jobs', { cookie })
+    expect(jobs.status).toBe(200)
+    const body = await jobs.text()
+    expect(body).toMatch(/resource-sweep|record-refresh/)
   })
 
   it('answers a resync of a table it does not mirror with a 400 that names it', async () => {

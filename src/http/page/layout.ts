@@ -46,7 +46,7 @@ ${refresh ? html`<meta http-equiv="refresh" content="${REFRESH_SECONDS}">` : ''}
 <h1>crm-sync</h1>
 ${
   signedIn
-    ? html`<nav><a href="/">Overview</a> · <a href="/runs">Runs</a> · <a href="/deliveries">Deliveries</a></nav>
+    ? html`<nav><a href="/">Overview</a> · <a href="/runs">Runs</a> · <a href="/deliveries">Deliveries</a> · <a href="/jobs">Jobs</a></nav>
 <form method="post" action="/logout"><button type="submit">Sign out</button></form>`
     : ''
 }

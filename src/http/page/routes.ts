@@ -14,6 +14,7 @@ import { readRun } from '../../store/runs.ts'
 import { readNewestChanges } from '../../store/status-queries.ts'
 import { mirroredResources, type RunDeps, RunRequestError, startRun } from '../../sync/runs.ts'
 import { mountDeliveryRoutes } from './delivery-routes.ts'
+import { mountJobsDashboard } from './jobs.ts'
 import { loginPage } from './login.ts'
 import { overviewPage } from './overview.ts'
 import { runPage, runsPage } from './runs.ts'
@@ -30,7 +31,15 @@ export interface StatusPageDeps {
   refusedKeys: () => Map<string, string>
   intervalSeconds: number
   publicUrl?: string | null
+  /** The database of the job queue, for pg-boss's own dashboard under /jobs. */
+  databaseUrl: string
   logger: Logger
+}
+
+export interface StatusPage {
+  routes: Hono
+  /** Closes what /jobs opened (its pools), if it was ever visited. */
+  close(): Promise<void>
 }
 
 const NOTICES: Record<string, string> = {
@@ -40,7 +49,7 @@ const NOTICES: Record<string, string> = {
   finished: 'The run had finished already.',
 }
 
-export function createStatusPage(deps: StatusPageDeps): Hono {
+export function createStatusPage(deps: StatusPageDeps): StatusPage {
   const { db, runs, logger } = deps
   const session = pageSession(deps.token)
   const publicOrigin = deps.publicUrl ? new URL(deps.publicUrl).origin : null
@@ -82,6 +91,7 @@ export function createStatusPage(deps: StatusPageDeps): Hono {
   app.use('/deliveries', admit)
   app.use('/deliveries/*', admit)
   mountDeliveryRoutes(app, db)
+  const jobs = mountJobsDashboard(app, admit, { databaseUrl: deps.databaseUrl, publicUrl: deps.publicUrl })
 
   app.get('/', async (c) => {
     const status = await deps.status()
@@ -139,5 +149,5 @@ export function createStatusPage(deps: StatusPageDeps): Hono {
     return c.redirect(`/runs/${id}?notice=${result.status}`, 303)
   })
 
-  return app
+  return { routes: app, close: jobs.close }
 }
