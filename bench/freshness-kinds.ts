@@ -32,7 +32,7 @@ import { percentile, round, sleep, waitFor } from './support/stats.ts'
 const BUDGET = { requests: 50, windowSeconds: 10 }
 const BUDGET_PER_MINUTE = (BUDGET.requests * 60) / BUDGET.windowSeconds
 const PAGE_SIZE = 250
-/** Records of each resource: the demo's account (`npm run demo`, default --seed 300). */
+/** Records of each resource: the demo's account (`npm run demo`, default --records 300). */
 const SEED_SIZE = 300
 const POLL_MS = 100
 const CHANGE_EVERY_MS = 2000

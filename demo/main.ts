@@ -5,6 +5,7 @@
 // in time); with --follow it keeps changing and syncing until Ctrl-C. Stopped by SIGINT or SIGTERM
 // before the summary, it exits 130 or 143. Whichever way it ends, its temporary folder is removed.
 import { parseArgs } from 'node:util'
+import { RENAMED_SEED } from '../sandbox/command.ts'
 import { describeDifferences, NotConverged, watch } from './session.ts'
 import { renderSummary } from './summary.ts'
 import { createDemoView, type DemoView } from './view.ts'
@@ -15,11 +16,11 @@ const USAGE = `Usage: npm run demo [-- options]
 Runs the sandbox, an embedded PostgreSQL and crm-sync together in this process, nothing to configure.
 
 Options:
-  --seed <n>       records of each resource in the sandbox (default 300)
+  --records <n>    records of each resource in the sandbox (default 300)
   --changes <n>    changes made upstream while faults are on (default 150)
   --seconds <n>    how long the stream of changes lasts (default 30)
   --timeout <n>    seconds to wait for convergence after the last change before failing (default 300)
-  --random-seed <n>  seed number of the data and the changes (default 1)
+  --random-seed <n>  which data and changes: the same number replays the same demo (default 1)
   --follow         after the summary, keep changing and syncing (and the database up for psql) until Ctrl-C
   -h, --help       show this help`
 
@@ -46,6 +47,8 @@ function parseOptions(argv: string[]): DemoOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: {
+      records: { type: 'string' },
+      // The former name of --records, easily taken for --random-seed: still read, with a warning.
       seed: { type: 'string' },
       changes: { type: 'string' },
       seconds: { type: 'string' },
@@ -56,6 +59,7 @@ function parseOptions(argv: string[]): DemoOptions | 'help' {
     },
   })
   if (values.help) return 'help'
+  if (values.seed !== undefined) console.error(RENAMED_SEED)
   const number = (name: string, value: string | undefined, fallback: number, min: number) => {
     const parsed = value === undefined ? fallback : Number(value)
     if (!Number.isInteger(parsed) || parsed < min)
@@ -63,7 +67,7 @@ function parseOptions(argv: string[]): DemoOptions | 'help' {
     return parsed
   }
   return {
-    seed: number('seed', values.seed, 300, 1),
+    seed: number(values.records !== undefined ? 'records' : 'seed', values.records ?? values.seed, 300, 1),
     changes: number('changes', values.changes, 150, 0),
     seconds: number('seconds', values.seconds, 30, 1),
     timeoutSeconds: number('timeout', values.timeout, 300, 10),

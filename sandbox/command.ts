@@ -7,12 +7,16 @@ const USAGE = `Usage: crm-sync sandbox [options]
 Serves a simulated CRM and reservation service on loopback, for demos and tests.
 
 Options:
-  --seed <count>            records of each resource to generate (default 100)
-  --random-seed <n>         seed number of the generated data (default 1)
+  --records <count>         records of each resource to generate (default 100)
+  --random-seed <n>         which data: the same number generates the same records (default 1)
   --crm-port <port>         default 4010 (0: any free port)
   --reservation-port <port> default 4011 (0: any free port)
   --host <address>          default 127.0.0.1
   -h, --help                show this help`
+
+/** What `--seed` (the former name of `--records`) prints. */
+export const RENAMED_SEED =
+  '--seed is now --records (records of each resource); --random-seed picks which data'
 
 function integerOption(value: string | boolean | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -28,7 +32,7 @@ export interface SandboxCommandIo {
   signal?: AbortSignal
 }
 
-/** `crm-sync sandbox [--seed 1000] [--crm-port 4010] ...`: serves until stopped; returns the exit code. */
+/** `crm-sync sandbox [--records 1000] [--crm-port 4010] ...`: serves until stopped; returns the exit code. */
 export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {}): Promise<number> {
   const log = io.log ?? ((line: string) => console.log(line))
   let options: SandboxOptions
@@ -36,6 +40,8 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
     const { values } = parseArgs({
       args: argv,
       options: {
+        records: { type: 'string' },
+        // The former name of --records, easily taken for --random-seed: still read, with a warning.
         seed: { type: 'string' },
         'random-seed': { type: 'string' },
         'crm-port': { type: 'string' },
@@ -48,8 +54,9 @@ export async function runSandboxCommand(argv: string[], io: SandboxCommandIo = {
       log(USAGE)
       return 0
     }
+    if (values.seed !== undefined) log(RENAMED_SEED)
     options = {
-      seedSize: integerOption(values.seed, 100),
+      seedSize: integerOption(values.records ?? values.seed, 100),
       seed: integerOption(values['random-seed'], 1),
       crmPort: integerOption(values['crm-port'], 4010),
       reservationPort: integerOption(values['reservation-port'], 4011),

@@ -12,7 +12,7 @@ stopDemosAfterEach()
 describe('npm run demo', () => {
   it('converges after changes under faults, prints the summary, exits 0 and cleans up', async () => {
     const { code, stdout, stderr } = await demo([
-      '--seed',
+      '--records',
       '20',
       '--changes',
       '20',
@@ -43,7 +43,7 @@ describe('npm run demo', () => {
   it("removes its temporary folder when it fails, keeping only crm-sync's log", async () => {
     // 6,000 records of each resource take the first sync well over the shortest timeout (10 s): at
     // most 50 CRM requests in 10 s, 250 records a page.
-    const { code, stdout, stderr } = await demo(['--seed', '6000', '--timeout', '10'])
+    const { code, stdout, stderr } = await demo(['--records', '6000', '--timeout', '10'])
     expect(code, `${stdout}\n${stderr}`).toBe(1)
     expect(stderr).toContain('the mirror did not match the sandbox within 10 s')
     const folder = folderOf(stdout)
@@ -60,7 +60,7 @@ describe('npm run demo', () => {
     ['SIGTERM', 143],
   ] as const) {
     it(`removes its temporary folder when stopped by ${signal} during the changes`, async () => {
-      const demo = start(['--seed', '20', '--changes', '1000', '--seconds', '100'])
+      const demo = start(['--records', '20', '--changes', '1000', '--seconds', '100'])
       const shown = await demo.printed(/^1000 changes in 100 s/m)
       expect(shown, 'the demo did not reach its changes').not.toBeNull()
       const folder = folderOf(shown?.input ?? '')
@@ -74,7 +74,7 @@ describe('npm run demo', () => {
   }
 
   it('removes its temporary folder when a second Ctrl-C cuts the orderly stop short', async () => {
-    const demo = start(['--seed', '20', '--changes', '1000', '--seconds', '100'])
+    const demo = start(['--records', '20', '--changes', '1000', '--seconds', '100'])
     const shown = await demo.printed(/^1000 changes in 100 s/m)
     expect(shown, 'the demo did not reach its changes').not.toBeNull()
     const folder = folderOf(shown?.input ?? '')
@@ -93,8 +93,8 @@ describe('npm run demo', () => {
     const help = await demo(['--help'])
     expect(help.code).toBe(0)
     expect(help.stdout).toContain('Usage: npm run demo')
-    const bad = await demo(['--seed', 'many'])
+    const bad = await demo(['--records', 'many'])
     expect(bad.code).toBe(2)
-    expect(bad.stderr).toContain('--seed must be a whole number')
+    expect(bad.stderr).toContain('--records must be a whole number')
   })
 })
