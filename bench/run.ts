@@ -19,6 +19,7 @@ import { ingest } from './ingest.ts'
 import { memory } from './memory.ts'
 import { requests } from './requests.ts'
 import { scaleOut } from './scale-out.ts'
+import { statusPage } from './status-page.ts'
 import { openServer } from './support/database.ts'
 import { describeMachine, markdownReport, type RunResult } from './support/report.ts'
 import type { Scenario, ScenarioResult } from './support/scenario.ts'
@@ -46,6 +47,7 @@ const SCENARIOS: Scenario[] = [
   scaleOut,
   convergence,
   freshnessKinds,
+  statusPage,
 ]
 
 const { values } = parseArgs({
