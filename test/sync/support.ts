@@ -74,6 +74,32 @@ export function pagesOneAtATime(clients: UpstreamClients): UpstreamClients {
   }
 }
 
+/**
+ * Clients that call `after(page)` once each index page of people has arrived, and push the id of each
+ * show onto `shows`. Pages come one at a time (`pagesOneAtATime`): page N's answer comes before page
+ * N + 1 is asked for.
+ */
+export function tappedPeople(after: (page: number) => void, shows: number[] = []) {
+  return (wrapped: UpstreamClients): UpstreamClients => {
+    const clients = pagesOneAtATime(wrapped)
+    return {
+      ...clients,
+      crm: {
+        ...clients.crm,
+        async index(resource, query) {
+          const page = await clients.crm.index(resource, query)
+          if (resource.name === 'crm.people') after(page.page)
+          return page
+        },
+        async show(resource, id, options) {
+          shows.push(id)
+          return clients.crm.show(resource, id, options)
+        },
+      },
+    }
+  }
+}
+
 export interface DepsOptions {
   /** Changes the clients a sweep opens (e.g. to act after a page). */
   wrap?: (clients: UpstreamClients) => UpstreamClients

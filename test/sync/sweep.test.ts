@@ -5,7 +5,7 @@
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type CrmCollection, type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { type UpstreamClients, UpstreamUnavailableError } from '../../src/api-client/index.ts'
+import { UpstreamUnavailableError } from '../../src/api-client/index.ts'
 import { type AnyResource, findResource, people, tasks, users } from '../../src/resources/index.ts'
 import { upsertRecords } from '../../src/store/records.ts'
 import { readRun } from '../../src/store/runs.ts'
@@ -17,11 +17,11 @@ import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../supp
 import {
   deletedIds,
   mirrorOf,
-  pagesOneAtATime,
   sandboxConfig,
   startTestRun,
   sweep,
   sweepDeps,
+  tappedPeople,
   truthOf,
   virtualClock,
 } from './support.ts'
@@ -59,31 +59,6 @@ function peopleNewestFirst(): number[] {
     return { id, at: Date.parse(record.updated_at) }
   })
   return records.sort((a, b) => b.at - a.at || a.id - b.id).map((record) => record.id)
-}
-
-/**
- * Calls `after` once each page of people has arrived, and counts shows. Pages come one at a time (support.ts
- * `pagesOneAtATime`): page N's answer comes before page N + 1 is asked for.
- */
-function tapped(after: (page: number) => void, shows: number[] = []) {
-  return (wrapped: UpstreamClients): UpstreamClients => {
-    const clients = pagesOneAtATime(wrapped)
-    return {
-      ...clients,
-      crm: {
-        ...clients.crm,
-        async index(resource, query) {
-          const page = await clients.crm.index(resource, query)
-          if (resource === people) after(page.page)
-          return page
-        },
-        async show(resource, id, options) {
-          shows.push(id)
-          return clients.crm.show(resource, id, options)
-        },
-      },
-    }
-  }
 }
 
 describe('incremental sweeps', () => {
@@ -259,7 +234,7 @@ describe('incremental sweeps', () => {
     // After page 1, five old records change: they jump to the front, and page 2 begins with the
     // last five records of page 1 again, newer than the end of page 1.
     const shifting = sweepDeps(database.db, config, {
-      wrap: tapped((page) => {
+      wrap: tappedPeople((page) => {
         if (page !== 1) return
         for (const id of order.slice(-5)) sandbox.control.crm.update('people', id, { name: 'Moved' })
       }),
@@ -345,7 +320,7 @@ describe('full sweeps', () => {
     const moved = order[150] as number
     const shows: number[] = []
     const deps = sweepDeps(database.db, config, {
-      wrap: tapped((page) => {
+      wrap: tappedPeople((page) => {
         if (page === 3) sandbox.control.crm.update('people', moved, { name: 'Moved' })
       }, shows),
     })
@@ -369,7 +344,7 @@ describe('full sweeps', () => {
     const notYetReached = order[150] as number // on page 8
     const shifted = order[60] as number // moves from page 4 to page 3 when order[10] goes
     const during = sweepDeps(database.db, config, {
-      wrap: tapped((page) => {
+      wrap: tappedPeople((page) => {
         if (page !== 3) return
         sandbox.control.crm.destroy('people', seenThenDeleted)
         sandbox.control.crm.destroy('people', notYetReached)
@@ -437,7 +412,7 @@ describe('failures', () => {
     let requests = 0
     const deps = sweepDeps(database.db, config, {
       clock: virtualClock(),
-      wrap: tapped(() => {
+      wrap: tappedPeople(() => {
         if (++requests === 2) sandbox.control.setFaults({ crm: { throttleRate: 1 } })
       }),
     })
@@ -477,7 +452,7 @@ describe('a sweep interrupted mid-walk', () => {
     const crash = new AbortController()
     const first = createSweepHandler(
       sweepDeps(database.db, config, {
-        wrap: tapped((page) => {
+        wrap: tappedPeople((page) => {
           fetched.push(page)
           if (page === 4) crash.abort()
         }),
@@ -496,7 +471,7 @@ describe('a sweep interrupted mid-walk', () => {
 
     fetched.length = 0
     const retry = createSweepHandler(
-      sweepDeps(database.db, config, { wrap: tapped((page) => fetched.push(page)) }),
+      sweepDeps(database.db, config, { wrap: tappedPeople((page) => fetched.push(page)) }),
     )
     await retry([{ id: 'job-1', data: job, signal: new AbortController().signal }])
     expect(fetched[0]).toBe(5)

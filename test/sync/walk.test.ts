@@ -5,22 +5,13 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import type { UpstreamClients } from '../../src/api-client/index.ts'
 import { people } from '../../src/resources/index.ts'
 import { readRun } from '../../src/store/runs.ts'
 import type { SweepDeps } from '../../src/sync/sweep/deps.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
-import {
-  mirrorOf,
-  pagesOneAtATime,
-  sandboxConfig,
-  startTestRun,
-  sweep,
-  sweepDeps,
-  truthOf,
-} from './support.ts'
+import { mirrorOf, sandboxConfig, startTestRun, sweep, sweepDeps, tappedPeople, truthOf } from './support.ts'
 
 let database: TestDatabase
 let sandbox: Sandbox
@@ -59,27 +50,6 @@ function onTwoConnections(deps: SweepDeps): SweepDeps {
   return { ...deps, settings: { ...deps.settings, applyConnections: 2 } }
 }
 
-/**
- * Calls `after` once each page of people has arrived. Pages come one at a time (support.ts
- * `pagesOneAtATime`): page N's answer comes before page N + 1 is asked for.
- */
-function tapped(after: (page: number) => void) {
-  return (wrapped: UpstreamClients): UpstreamClients => {
-    const clients = pagesOneAtATime(wrapped)
-    return {
-      ...clients,
-      crm: {
-        ...clients.crm,
-        async index(resource, query) {
-          const page = await clients.crm.index(resource, query)
-          if (resource === people) after(page.page)
-          return page
-        },
-      },
-    }
-  }
-}
-
 async function checkpointOf(runId: number) {
   const result = await sql<{ checkpoint: { phase: string; nextPage?: number } | null }>`
     select checkpoint from sync.run_resources where run_id = ${runId} and resource = 'crm.people'
@@ -112,7 +82,7 @@ describe('a walk on two connections', () => {
     const moved = order[45] as number
     const during = onTwoConnections(
       sweepDeps(database.db, sandboxConfig(sandbox), {
-        wrap: tapped((page) => {
+        wrap: tappedPeople((page) => {
           if (page !== 1) return
           // an update moves it (a tag change alone leaves updated_at, and so the order, as it was)
           sandbox.control.crm.update('people', moved, { name: 'Moved' })
@@ -177,7 +147,9 @@ describe('a walk on two connections', () => {
 
       const fetched: number[] = []
       const retry = createSweepHandler(
-        onTwoConnections(sweepDeps(database.db, config, { wrap: tapped((page) => fetched.push(page)) })),
+        onTwoConnections(
+          sweepDeps(database.db, config, { wrap: tappedPeople((page) => fetched.push(page)) }),
+        ),
       )
       await retry([{ ...job, signal: new AbortController().signal }])
       expect(fetched[0]).toBe(after?.nextPage)
