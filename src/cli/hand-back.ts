@@ -6,9 +6,12 @@
 // letter: it is ended as failed here and now, so that no sweep is left `running` with nobody on it.
 // The others are put back to `queued` (their jobs still sent) until a worker takes them again, so that
 // `crm-sync status` and `crm-sync runs` do not show them running meanwhile.
+// What is said of each sweep is read from the database once all that is done: the sweeps that have
+// finished are named with their outcome (one running here may have finished meanwhile, its last page
+// in flight), the ones still unfinished as resumed from their checkpoints or, never started, as started.
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
-import { abandonSweep, handBackSweep, readRun, readSweepLeases } from '../store/runs.ts'
+import { abandonSweep, handBackSweep, type RunView, readRuns, readSweepLeases } from '../store/runs.ts'
 import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
 import { type LocalSweep, type LocalSweeps, otherProcessesLive } from './local-sweep-worker.ts'
@@ -55,38 +58,85 @@ export async function handBack(
   for (const sweep of final) {
     const reason = 'interrupted, and its job had used up its retries'
     if (await abandonSweep(db, sweepEnqueuer(boss), sweep.runId, sweep.resource, reason)) {
-      ended.push(sweep.runId === runId ? sweep.resource : `${sweep.resource} of run ${sweep.runId}`)
+      ended.push(label(runId, sweep))
       logger.warn({ runId: sweep.runId, resource: sweep.resource }, 'sweep ended as failed: no retry left')
     }
   }
   for (const key of held) await handBackSweep(db, key)
-  const run = await readRun(db, runId)
-  const unfinished = (run?.resources ?? [])
-    .filter((sweep) => sweep.status === 'queued' || sweep.status === 'running')
-    .map((sweep) => sweep.resource)
-  const handedBack = here
-    .filter((sweep) => !final.has(sweep))
-    .map((sweep) => (sweep.runId === runId ? sweep.resource : `${sweep.resource} of run ${sweep.runId}`))
+  // Read once the hand-back is done: a sweep running here may have ended meanwhile (its last page was
+  // in flight), and is not handed back then.
+  const runs = await readRuns(db, { ids: [...new Set([runId, ...here.map((sweep) => sweep.runId)])] })
+  const sweepOf = (sweep: LocalSweep) =>
+    runs.find((run) => run.id === sweep.runId)?.resources.find((row) => row.resource === sweep.resource)
+  const handedBack = here.filter((sweep) => !final.has(sweep) && unfinished(sweepOf(sweep)))
+  const run = runs.find((candidate) => candidate.id === runId)
+  return outcome({ runId, run, ended, handedBack, elsewhere })
+}
+
+type Sweep = RunView['resources'][number]
+
+const unfinished = (sweep: Sweep | undefined) => sweep?.status === 'queued' || sweep?.status === 'running'
+
+const label = (runId: number, sweep: LocalSweep) =>
+  sweep.runId === runId ? sweep.resource : `${sweep.resource} of run ${sweep.runId}`
+
+/** The lines that say what becomes of run `runId` and of each of its sweeps. */
+function outcome(state: {
+  runId: number
+  run: RunView | undefined
+  /** The sweeps ended as failed here: labels (`crm.people`, `crm.deals of run 6`). */
+  ended: string[]
+  handedBack: LocalSweep[]
+  elsewhere: boolean
+}): string[] {
+  const { runId, run, ended, elsewhere } = state
+  const sweeps = run?.resources ?? []
+  const handedBack = state.handedBack.map((sweep) => label(runId, sweep))
   const lines = [`crm-sync resync: stopped following run ${runId}`]
   if (ended.length) {
     lines.push(`${list(ended)} had been interrupted too often (its job used up its retries): ended as failed`)
   }
-  if (unfinished.length === 0 && handedBack.length === 0) {
+  const left = sweeps.filter(unfinished)
+  if (left.length === 0 && handedBack.length === 0) {
     lines.push(`run ${runId} has ${run?.status ?? 'ended'}`)
-  } else if (elsewhere) {
+    return lines
+  }
+  const finished = (status: string) =>
+    sweeps
+      .filter((sweep) => sweep.status === status && !ended.includes(sweep.resource))
+      .map((sweep) => sweep.resource)
+  const outcomes = [
+    ...(finished('succeeded').length ? [`${list(finished('succeeded'))} succeeded`] : []),
+    ...(finished('failed').length ? [`${list(finished('failed'))} failed`] : []),
+  ]
+  if (outcomes.length) lines.push(`finished: ${outcomes.join('; ')}`)
+  if (elsewhere) {
     const resumed = handedBack.length
       ? `; ${list(handedBack)}, interrupted here, resume${handedBack.length === 1 ? 's' : ''} there from the last checkpoint`
       : ''
     lines.push(`it goes on in the crm-sync running on this database${resumed} (crm-sync runs shows it)`)
-  } else {
-    const waiting = [...new Set([...unfinished, ...handedBack])]
-    const one = waiting.length === 1
-    lines.push(
-      `no crm-sync is running on this database, so nothing sweeps it now: ${list(waiting)} ` +
-        `wait${one ? 's' : ''} for the next \`crm-sync start\` (or \`crm-sync resync --wait\`), which ` +
-        `resumes ${one ? 'it from its checkpoint' : 'them from their checkpoints'}; ` +
-        `\`crm-sync cancel ${runId}\` ends the run instead`,
-    )
+    return lines
   }
+  // Handed back here or before: resumed from a checkpoint; never started: started.
+  const resumed = [
+    ...new Set([
+      ...left.filter((sweep) => sweep.started_at !== null).map((sweep) => sweep.resource),
+      ...handedBack,
+    ]),
+  ]
+  const fresh = left
+    .filter((sweep) => sweep.started_at === null && !resumed.includes(sweep.resource))
+    .map((sweep) => sweep.resource)
+  const next = 'the next `crm-sync start` (or `crm-sync resync --wait`)'
+  const one = (names: string[], singular: string, plural: string) => (names.length === 1 ? singular : plural)
+  const waiting = resumed.length
+    ? `${list(resumed)} ${one(resumed, 'waits', 'wait')} for ${next}, which resumes ` +
+      one(resumed, 'it from its checkpoint', 'them from their checkpoints') +
+      (fresh.length ? ` and starts ${list(fresh)}` : '')
+    : `${list(fresh)} ${one(fresh, 'waits', 'wait')} for ${next}, which starts ${one(fresh, 'it', 'them')}`
+  lines.push(
+    `no crm-sync is running on this database, so nothing sweeps it now: ${waiting}; ` +
+      `\`crm-sync cancel ${runId}\` ends the run instead`,
+  )
   return lines
 }

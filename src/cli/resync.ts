@@ -4,8 +4,9 @@
 import { resourceNames } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
 import { migrateToLatest } from '../store/migrate.ts'
+import type { RunMode } from '../store/schema.ts'
 import { type JobQueue, startJobQueue } from '../sync/job-queue.ts'
-import { RunRequestError, runDeps, startRun, sweepEnqueuer } from '../sync/runs.ts'
+import { RunRequestError, runDeps, type StartRunResult, startRun, sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, stringList, UsageError } from './command.ts'
 import { quieter } from './command-logger.ts'
 import { openCommandDatabase } from './database.ts'
@@ -33,14 +34,17 @@ Options:
   --wait             follow the run: a progress bar per resource (plain lines when not a terminal),
                      then a summary; exits 1 when the run failed. When no crm-sync is running on the
                      database, or none takes the run within 10 s, the sweeps run in this process.
-                     Ctrl-C hands them back (they resume from their checkpoints) and says who goes
-                     on with the run: the crm-sync running on the database, or the next start.
-  --json             print {"run_id": n}; with --wait, the finished run
+                     Ctrl-C hands them back (they resume from their checkpoints) and says which
+                     sweeps had finished, and who goes on with the run: the crm-sync running on the
+                     database, or the next start.
+  --json             print {"run_id": n}, and "covered" when resources are left out (see below);
+                     with --wait, the finished run (and "covered")
   -h, --help         show this help
 
 A sweep whose resource another sweep holds waits for it (an incremental sweep makes way for a full
-one at its next page). When a run already queued or running covers every resource asked for (a full
-one, for --full), no run is started: that run is named, and --wait follows it.
+one at its next page). A resource that a run already queued or running covers (a full one, for
+--full) is left out of the run started, and named with that run. When such a run covers every
+resource asked for, no run is started: that run is named, and --wait follows it.
 
 Exit codes: 0 started or already under way (with --wait: succeeded), 1 failed, 2 invalid usage or
 configuration, 130 interrupted.`,
@@ -96,19 +100,18 @@ async function startAndFollow(session: Session): Promise<number> {
     console.error(`crm-sync resync: ${started.reason} (crm-sync resync --help lists the resources)`)
     return EXIT.usage
   }
-  // Every resource is covered by a run already queued or running: that run does what was asked.
   const runId = started.runId
+  // Every resource is covered by a run already queued or running: that run does what was asked.
   const existing = started.status === 'conflict'
-  if (existing) {
-    const what = mode === 'full' ? 'a full run' : 'a run'
-    console.error(`crm-sync resync: ${what} of these resources is already queued or running: run ${runId}`)
-  } else if (started.waiting.length > 0) {
-    console.error(
-      `crm-sync resync: ${started.waiting.join(', ')} ${started.waiting.length === 1 ? 'is' : 'are'} being swept; run ${runId} waits for ${started.waiting.length === 1 ? 'it' : 'them'}`,
-    )
-  }
+  // Some are: they are left out of this run, to the runs that cover them.
+  const covered = existing ? [] : started.covered
+  const coveredJson = covered.length
+    ? { covered: covered.map((entry) => ({ resource: entry.resource, run_id: entry.runId })) }
+    : {}
+  for (const line of startNotes(started, mode)) console.error(`crm-sync resync: ${line}`)
   if (!values.wait) {
-    if (json) console.log(JSON.stringify({ run_id: runId, ...(existing ? { existing: true } : {}) }))
+    const output = { run_id: runId, ...(existing ? { existing: true } : {}), ...coveredJson }
+    if (json) console.log(JSON.stringify(output))
     else console.log(existing ? `run ${runId} (already under way)` : `run ${runId} (${mode}) started`)
     if (!(await otherProcessesLive(boss))) {
       console.error(
@@ -130,6 +133,29 @@ async function startAndFollow(session: Session): Promise<number> {
     for (const line of await handBack(session, runId, followed.local, 1000)) console.error(line)
     return EXIT.interrupted
   }
-  console.log(json ? JSON.stringify(followed.run) : `\n${runSummary(followed.run)}`)
+  console.log(json ? JSON.stringify({ ...followed.run, ...coveredJson }) : `\n${runSummary(followed.run)}`)
   return followed.run.status === 'succeeded' ? EXIT.ok : EXIT.failed
+}
+
+/** What the run asked for is left to: runs that already cover its resources, sweeps that hold them. */
+function startNotes(started: StartRunResult, mode: RunMode): string[] {
+  const what = mode === 'full' ? 'a full run' : 'a run'
+  if (started.status === 'conflict') {
+    return [`${what} of these resources is already queued or running: run ${started.runId}`]
+  }
+  const { runId, covered, waiting } = started
+  const them = (names: readonly unknown[]) => (names.length === 1 ? 'it' : 'them')
+  return [
+    ...(covered.length
+      ? [
+          `left out, as ${what} already queued or running sweeps ${them(covered)}: ` +
+            covered.map((entry) => `${entry.resource} (run ${entry.runId})`).join(', '),
+        ]
+      : []),
+    ...(waiting.length
+      ? [
+          `${waiting.join(', ')} ${waiting.length === 1 ? 'is' : 'are'} being swept; run ${runId} waits for ${them(waiting)}`,
+        ]
+      : []),
+  ]
 }

@@ -1,15 +1,16 @@
 // `crm-sync resync --wait` stopped before its run ends: what it says is what happens. With no crm-sync
 // running, the sweep it was running here waits (its job handed back for a retry), shows so at once in
-// `crm-sync status`, and the next start resumes it from its checkpoint; with one running, the run goes
-// on there; a sweep out of retries is ended as failed at once; and a sweep whose CLI was killed is
-// taken over by the running crm-sync.
+// `crm-sync status`, and the next start resumes it from its checkpoint; the sweeps that had finished are
+// named with their outcome, those never started as started by the next start; with one running, the
+// run goes on there; a sweep out of retries is ended as failed at once; and a sweep whose CLI was
+// killed is taken over by the running crm-sync.
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { readRun, readRuns } from '../../src/store/runs.ts'
+import { type RunView, readRun, readRuns } from '../../src/store/runs.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { type Engine, startEngine } from '../support/engine.ts'
-import { waitFor } from '../support/process.ts'
+import { runCli as runInGroup, waitFor } from '../support/process.ts'
 import { removeWorkdirs, cli as runCli, startCli, workdir } from './run.ts'
 
 const SEED = 30
@@ -154,6 +155,55 @@ describe('Ctrl-C on crm-sync resync --wait', () => {
     )
     sandbox.control.resetFaults()
     expect((await succeeded(runId, 30_000)).resources[0]?.records).toBe(SEED)
+  }, 120_000)
+
+  it('names the sweeps that finished, and says which were handed back and which not started', async () => {
+    // Every reservation call answers after 30 s: its sweeps are running at Ctrl-C, the CRM's are done.
+    sandbox.control.setFaults({ reservation: { latencyMs: 30_000 } })
+    const reservation = {
+      RESERVATION_BASE_URL: sandbox.reservationUrl,
+      RESERVATION_API_KEY: sandbox.reservationApiKey,
+    }
+    // In a process group of its own, signalled as a whole, as Ctrl-C in a terminal does.
+    const cli = runInGroup(['resync', '--wait', '--full'], {
+      env: { ...env, ...reservation },
+      cwd,
+      group: true,
+    })
+    const crm = (run: RunView) => run.resources.filter((sweep) => sweep.resource.startsWith('crm.'))
+    const before = await waitFor(
+      async () => {
+        const run = (await readRuns(database.db))[0]
+        if (!run) return undefined
+        expect(crm(run).map((sweep) => sweep.status)).toEqual(crm(run).map(() => 'succeeded'))
+        return run.resources.some((sweep) => sweep.status === 'running') ? run : undefined
+      },
+      60_000,
+      'every CRM sweep to succeed while a reservation sweep runs',
+    )
+    process.kill(-(cli.child.pid as number), 'SIGINT')
+    expect(await cli.exited).toBe(130)
+    const after = (await readRun(database.db, before.id)) as RunView
+    const named = (status: string, started: boolean) =>
+      after.resources
+        .filter((sweep) => sweep.status === status && (sweep.started_at !== null) === started)
+        .map((sweep) => sweep.resource)
+    const handedBack = named('queued', true)
+    const notStarted = named('queued', false)
+    // The sweeps running at Ctrl-C were handed back (queued, with their start); the others never began.
+    for (const sweep of before.resources.filter((sweep) => sweep.status === 'running')) {
+      expect(handedBack).toContain(sweep.resource)
+    }
+    expect(notStarted.length).toBeGreaterThan(0)
+    expect(named('succeeded', true)).toEqual(crm(before).map((sweep) => sweep.resource))
+    expect(cli.output()).toContain(
+      `crm-sync resync: stopped following run ${before.id}\n` +
+        `finished: ${named('succeeded', true).join(', ')} succeeded\n` +
+        `no crm-sync is running on this database, so nothing sweeps it now: ${handedBack.join(', ')} ` +
+        `wait${handedBack.length === 1 ? 's' : ''} for the next \`crm-sync start\` (or \`crm-sync resync --wait\`), ` +
+        `which resumes ${handedBack.length === 1 ? 'it from its checkpoint' : 'them from their checkpoints'} ` +
+        `and starts ${notStarted.join(', ')}; \`crm-sync cancel ${before.id}\` ends the run instead\n`,
+    )
   }, 120_000)
 
   it('on SIGHUP too (the terminal closed); a sweep out of retries is ended as failed at once', async () => {

@@ -1,7 +1,7 @@
 // `crm-sync resync` against the sandbox and a test database: a run started for the workers of a
-// running crm-sync, refused while another sweeps the same resource, followed with --wait (in this
-// process when no crm-sync runs) and a failed run's exit code. Ctrl-C while waiting:
-// interrupted-resync.test.ts.
+// running crm-sync, refused while another sweeps the same resource, the resources it leaves to runs
+// that already cover them, followed with --wait (in this process when no crm-sync runs) and a failed
+// run's exit code. Ctrl-C while waiting: interrupted-resync.test.ts.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { people, resourceNames } from '../../src/resources/index.ts'
@@ -85,6 +85,42 @@ describe('crm-sync resync without --wait', () => {
       `a full run of these resources is already queued or running: run ${run_id}`,
     )
   })
+
+  it('names the resources it leaves to the runs that already cover them', async () => {
+    const people = await cli(['resync', '--full', '--resource', 'crm.people', '--json'], env, cwd)
+    const { run_id: peopleRun } = JSON.parse(people.stdout) as { run_id: number }
+    const companies = await cli(
+      ['resync', '--full', '--resource', 'crm.people', '--resource', 'crm.companies'],
+      env,
+      cwd,
+    )
+    expect(companies.code).toBe(0)
+    expect(companies.stderr).toContain(
+      `crm-sync resync: left out, as a full run already queued or running sweeps it: crm.people (run ${peopleRun})\n`,
+    )
+    const companiesRun = Number(/^run (\d+) \(full\) started$/m.exec(companies.stdout)?.[1])
+    expect((await readRun(database.db, companiesRun))?.resources.map((sweep) => sweep.resource)).toEqual([
+      'crm.companies',
+    ])
+
+    const args = ['resync', '--full', '--json', '--resource', 'crm.people', '--resource', 'crm.companies']
+    const deals = await cli([...args, '--resource', 'crm.deals'], env, cwd)
+    expect(deals.code).toBe(0)
+    const covered = [
+      { resource: 'crm.companies', run_id: companiesRun },
+      { resource: 'crm.people', run_id: peopleRun },
+    ]
+    expect(JSON.parse(deals.stdout)).toEqual({ run_id: expect.any(Number), covered })
+    expect(deals.stderr).toContain(
+      `left out, as a full run already queued or running sweeps them: crm.companies (run ${companiesRun}), crm.people (run ${peopleRun})`,
+    )
+
+    // Followed to its end (here, since no crm-sync runs), it is printed with them.
+    const tasks = await cli([...args, '--resource', 'crm.tasks', '--wait'], env, cwd)
+    expect(tasks.code).toBe(0)
+    const run = JSON.parse(tasks.stdout) as { status: string; resources: { resource: string }[] }
+    expect(run).toMatchObject({ status: 'succeeded', resources: [{ resource: 'crm.tasks' }], covered })
+  }, 60_000)
 
   it('exits 2 for an unknown resource, or one of a service that is not configured', async () => {
     const unknown = await cli(['resync', '--resource', 'crm.persons'], env, cwd)
