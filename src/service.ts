@@ -17,7 +17,7 @@ import { createReceiverCounters } from './receiver/counters.ts'
 import { DELIVERY_BUDGET_MS } from './receiver/inbox-writer.ts'
 import { collectStatus } from './status/engine-status.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
-import { type JobQueue, startJobQueue } from './sync/job-queue.ts'
+import { type JobQueue, sendDeliveryReplay, startJobQueue } from './sync/job-queue.ts'
 import { runDeps, sweepEnqueuer } from './sync/runs.ts'
 import { startWorkers, type Workers } from './sync/workers.ts'
 
@@ -139,6 +139,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
           intervalSeconds: config.incrementalSyncIntervalSeconds,
           publicUrl: config.publicUrl,
           databaseUrl: database.url,
+          sendReplay: (trx, replayId) => sendDeliveryReplay(queue, trx, replayId),
           logger,
         })
       : null

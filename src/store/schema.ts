@@ -159,6 +159,23 @@ export interface MemberReadsTable {
   read_at: Generated<Date>
 }
 
+/** A replay of every rejected or failed delivery since a time (src/sync/delivery/replay-all.ts). */
+export interface DeliveryReplaysTable {
+  id: Generated<number>
+  /** Deliveries received at or after this time, and at or before `requested_at`. */
+  since: Timestamp
+  statuses: ('rejected' | 'failed')[]
+  requested_at: Generated<Date>
+  state: Generated<'running' | 'cancelled' | 'finished'>
+  /** The deliveries the replay covered when it was asked. */
+  total: number
+  /** The deliveries it has handled (replayed, or read again and still rejected). */
+  done: Generated<number>
+  /** The last inbox id handled: the next batch begins after it. */
+  cursor: Generated<number>
+  finished_at: Timestamp | null
+}
+
 /** A main table per resource of the table, keyed by its qualified name: the Kysely `Database`. */
 type MirrorTables = { [R in AnyResource as R['name']]: Main<R> }
 /** A table per child table of the table (`crm.tags`): the Kysely `Database`. */
@@ -174,4 +191,5 @@ export interface Database extends MirrorTables, ChildTables {
   'sync.upstream_budget_slots': UpstreamBudgetSlotsTable
   'crm.filter_group_members': FilterGroupMembersTable
   'sync.member_reads': MemberReadsTable
+  'sync.delivery_replays': DeliveryReplaysTable
 }

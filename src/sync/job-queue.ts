@@ -70,6 +70,21 @@ export const QUEUES = {
     heartbeatSeconds: 10,
     expireInSeconds: 600,
   },
+  // Replays every rejected or failed delivery since a time (the status page; delivery/replay-all.ts),
+  // saving its cursor after each batch of 200. A job whose process died (heartbeat 10 s stale) or
+  // whose database went away is retried, and goes on after the cursor: only the batch under way is
+  // replayed again, which changes nothing in the mirror (delivery/replay.ts).
+  deliveryReplay: {
+    name: 'delivery-replay',
+    policy: 'standard',
+    retryLimit: 50,
+    retryDelay: 1,
+    retryBackoff: true,
+    retryDelayMax: 60,
+    heartbeatSeconds: 10,
+    expireInSeconds: 6 * 3600,
+    deadLetter: DEAD_LETTER_QUEUE,
+  },
 } as const satisfies Record<string, Queue>
 
 /**
@@ -163,6 +178,11 @@ export async function enqueueRefresh(
     db: jobConnection(trx as Kysely<unknown>),
   })
   return id !== null
+}
+
+/** Sends the job of a replay of deliveries inside `trx`, the transaction that creates its row. */
+export async function sendDeliveryReplay(boss: JobQueue, trx: Kysely<Database>, replayId: number) {
+  await boss.send(QUEUES.deliveryReplay.name, { replayId }, { db: jobConnection(trx as Kysely<unknown>) })
 }
 
 /** Queues a check of each record (`show`, then written or tombstoned) inside the caller's transaction. */

@@ -1,12 +1,13 @@
-// The workers of one process: webhook deliveries, record refreshes and sweeps, plus the schedules
-// that start incremental and full runs, retention, and the freshness polls (feed/polls.ts).
-// Everything they need is passed in by the composition root.
+// The workers of one process: webhook deliveries, record refreshes, sweeps and replays of deliveries,
+// plus the schedules that start incremental and full runs, retention, and the freshness polls
+// (feed/polls.ts). Everything they need is passed in by the composition root.
 import type { UpstreamClients, UpstreamMetrics } from '../api-client/index.ts'
 import type { Config } from '../config/index.ts'
 import { type Logger, withLogContext } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { createDeadLetterHandler } from './dead-letter.ts'
 import type { AppliedDelivery } from './delivery/apply.ts'
+import { createReplayAllHandler } from './delivery/replay-all.ts'
 import { DELIVERY_KIND, startDeliveryWorker } from './delivery/worker.ts'
 import { startFreshnessPolls } from './feed/polls.ts'
 import {
@@ -132,6 +133,16 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       createSweepHandler(
         sweepDepsFrom(config, { db, logger: sweepLogger, metrics, enqueue, queueChecks, observer }),
       ),
+      observer,
+    ),
+  )
+  // Replays of deliveries asked on the status page: one at a time in this process.
+  await boss.work(
+    QUEUES.deliveryReplay.name,
+    { localConcurrency: 1, heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS, pollingIntervalSeconds: 2 },
+    instrumented(
+      QUEUES.deliveryReplay.name,
+      createReplayAllHandler({ db, logger: logger.child({ queue: QUEUES.deliveryReplay.name }) }),
       observer,
     ),
   )

@@ -10,8 +10,9 @@ import { createStatusPage } from '../../src/http/page/routes.ts'
 import { createLogger } from '../../src/log.ts'
 import { collectStatus } from '../../src/status/engine-status.ts'
 import { prepareBudget } from '../../src/store/budget.ts'
+import { createDeliveryReplay } from '../../src/store/delivery-replays.ts'
 import { readRun } from '../../src/store/runs.ts'
-import { type JobQueue, startJobQueue } from '../../src/sync/job-queue.ts'
+import { type JobQueue, sendDeliveryReplay, startJobQueue } from '../../src/sync/job-queue.ts'
 import { mirroredResources, sweepEnqueuer } from '../../src/sync/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
 
@@ -36,6 +37,7 @@ beforeAll(async () => {
     refusedKeys: () => new Map([['crm', 'crm refused the key: 401']]),
     intervalSeconds: 300,
     databaseUrl: database.url,
+    sendReplay: (trx, replayId) => sendDeliveryReplay(boss, trx, replayId),
     logger,
   })
   closePage = page.close
@@ -49,7 +51,11 @@ afterAll(async () => {
 
 const get = (path: string, headers: Record<string, string> = {}) =>
   app.request(`${ORIGIN}${path}`, { headers: { accept: 'text/html', ...headers } })
-const post = (path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
+const post = (
+  path: string,
+  form: Record<string, string> | [string, string][],
+  headers: Record<string, string> = {},
+) =>
   app.request(`${ORIGIN}${path}`, {
     method: 'POST',
     body: new URLSearchParams(form),
@@ -236,6 +242,88 @@ describe('the status page', () => {
       expect(await inbox(unreadable)).toMatchObject({
         status: 'rejected',
         reason: expect.stringMatching(/unknown payload shape/),
+      })
+    })
+
+    describe('replay of every rejected or failed delivery since a time', () => {
+      const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString().slice(0, 16)
+      const replays = () =>
+        database.db.selectFrom('sync.delivery_replays').selectAll().orderBy('id').execute()
+      const jobsOf = (replayId: number) => boss.findJobs('delivery-replay', { data: { replayId } })
+
+      it('creates a replay and its job, lists its progress, and cancels it', async () => {
+        const cookie = await signIn()
+        await kept({ status: 'failed', payload: lean, error: 'gone' })
+        await kept({ status: 'rejected', payload: { hello: 1 }, reason: 'unknown payload shape' })
+        const since = hourAgo()
+        const { n: covered } = await database.db
+          .selectFrom('sync.inbox')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('status', 'in', ['rejected', 'failed'])
+          .where('received_at', '>=', new Date(`${since}Z`))
+          .executeTakeFirstOrThrow()
+        const before = (await replays()).length
+        const form: [string, string][] = [
+          ['since', since],
+          ['statuses', 'rejected'],
+          ['statuses', 'failed'],
+        ]
+        const created = await post('/deliveries/replays', form, { cookie })
+        expect(created.status).toBe(303)
+        expect(created.headers.get('location')).toBe('/deliveries')
+        const replay = (await replays()).at(-1)
+        expect((await replays()).length).toBe(before + 1)
+        expect(replay).toMatchObject({
+          since: new Date(`${since}Z`),
+          statuses: ['rejected', 'failed'],
+          state: 'running',
+          total: Number(covered),
+          done: 0,
+        })
+        const id = replay?.id as number
+        expect(await jobsOf(id)).toHaveLength(1)
+
+        const list = await (await get('/deliveries', { cookie })).text()
+        const row = new RegExp(`<tr data-replay="${id}" data-state="running">([\\s\\S]*?)</tr>`).exec(
+          list,
+        )?.[1]
+        expect(row).toContain(`0 of ${covered}`)
+        expect(row).toContain(`action="/deliveries/replays/${id}/cancel"`)
+
+        const cancelled = await post(`/deliveries/replays/${id}/cancel`, {}, { cookie })
+        expect(cancelled.status).toBe(303)
+        expect((await replays()).at(-1)).toMatchObject({ id, state: 'cancelled' })
+        const after = await (await get('/deliveries', { cookie })).text()
+        expect(after).toContain(`data-replay="${id}" data-state="cancelled"`)
+        expect(after).not.toContain(`/deliveries/replays/${id}/cancel`)
+        expect((await post('/deliveries/replays/999999/cancel', {}, { cookie })).status).toBe(404)
+      })
+
+      it('creates or cancels nothing for a form from another origin, and refuses one without a status', async () => {
+        const cookie = await signIn()
+        const before = await replays()
+        const forged = await post(
+          '/deliveries/replays',
+          [
+            ['since', hourAgo()],
+            ['statuses', 'failed'],
+          ],
+          { cookie, origin: 'https://elsewhere.example' },
+        )
+        expect(forged.status).toBe(403)
+        const none = await post('/deliveries/replays', { since: hourAgo() }, { cookie })
+        expect(none.status).toBe(400)
+        expect(await none.text()).toMatch(/statuses must name rejected, failed or both/)
+        expect(await replays()).toEqual(before)
+
+        const running = await createDeliveryReplay(database.db, { since: new Date(), statuses: ['failed'] })
+        const forgedCancel = await post(
+          `/deliveries/replays/${running.id}/cancel`,
+          {},
+          { cookie, origin: 'https://elsewhere.example' },
+        )
+        expect(forgedCancel.status).toBe(403)
+        expect((await replays()).at(-1)).toMatchObject({ id: running.id, state: 'running' })
       })
     })
 

@@ -1,6 +1,8 @@
 // The webhook inbox: deliveries newest first, filtered by outcome, model, event and time (a form that
-// works without script), and one delivery with its payload, its outcome and a replay button.
+// works without script), a replay of every rejected or failed delivery since a time with the latest
+// such replays and their progress, and one delivery with its payload, its outcome and a replay button.
 import { html } from 'hono/html'
+import type { DeliveryReplay } from '../../store/delivery-replays.ts'
 import type { InboxRow } from '../../store/inbox.ts'
 import type { DeliveryFilter, DeliverySummary } from '../../store/inbox-view.ts'
 import { type Html, layout, shownTime, stateClass } from './layout.ts'
@@ -25,13 +27,48 @@ export interface DeliveriesView {
   filter: DeliveryFilter & { outcome?: Outcome }
   /** The query string of the next page, or null. */
   next: string | null
+  /** The latest replays of every rejected or failed delivery since a time; null: replays are off. */
+  replays: DeliveryReplay[] | null
 }
 
 function option(value: string, label: string, selected: string | undefined): Html {
   return html`<option value="${value}"${value === selected ? html` selected` : ''}>${label}</option>`
 }
 
-export function deliveriesPage({ deliveries, filter, next }: DeliveriesView): Html {
+const replayClass = (state: DeliveryReplay['state']) =>
+  stateClass(state === 'finished' ? 'on time' : state === 'running' ? 'late' : 'error')
+
+function replaysSection(replays: DeliveryReplay[], since: string): Html {
+  return html`<form method="post" action="/deliveries/replays" id="replay-all">
+Replay every <label><input type="checkbox" name="statuses" value="rejected" checked> rejected</label>
+/ <label><input type="checkbox" name="statuses" value="failed" checked> failed</label> delivery
+<label>since (UTC) <input type="datetime-local" name="since" value="${since}" required></label>
+<button type="submit">Replay</button>
+</form>
+${
+  replays.length === 0
+    ? ''
+    : html`<table id="replays">
+<thead><tr><th>Replay</th><th>Asked</th><th>Since</th><th>Outcomes</th><th class="number">Done</th><th>State</th><th></th></tr></thead>
+<tbody>
+${replays.map(
+  (replay) => html`<tr data-replay="${replay.id}" data-state="${replay.state}">
+<td>${replay.id}</td><td>${shownTime(replay.requested_at)}</td><td>${shownTime(replay.since)}</td>
+<td>${replay.statuses.join(', ')}</td><td class="number">${replay.done} of ${replay.total}</td>
+<td><span class="${replayClass(replay.state)}">${replay.state}</span>${replay.finished_at ? html` ${shownTime(replay.finished_at)}` : ''}</td>
+<td>${
+    replay.state === 'running'
+      ? html`<form class="inline" method="post" action="/deliveries/replays/${replay.id}/cancel"><button type="submit">Cancel</button></form>`
+      : ''
+  }</td>
+</tr>`,
+)}
+</tbody>
+</table>`
+}`
+}
+
+export function deliveriesPage({ deliveries, filter, next, replays }: DeliveriesView): Html {
   const since = filter.since ? filter.since.toISOString().slice(0, 16) : ''
   const body = html`
 <h2>Deliveries</h2>
@@ -42,6 +79,7 @@ export function deliveriesPage({ deliveries, filter, next }: DeliveriesView): Ht
 <label>Since (UTC) <input type="datetime-local" name="since" value="${since}"></label>
 <button type="submit">Filter</button>
 </form>
+${replays === null ? '' : replaysSection(replays, since)}
 <table id="deliveries">
 <thead><tr><th>Delivery</th><th>Received</th><th>Model</th><th>Event</th><th class="number">Record</th><th>Outcome</th><th>Why</th></tr></thead>
 <tbody>

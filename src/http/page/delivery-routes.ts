@@ -1,15 +1,31 @@
 // The status page's deliveries: the list and its filter, one delivery, and its replay
-// (sync/delivery/replay.ts). Mounted by routes.ts behind the sign-in and the same-origin check.
+// (sync/delivery/replay.ts); a replay of every rejected or failed delivery since a time, worked by a
+// job (sync/delivery/replay-all.ts), and its cancel. Mounted by routes.ts behind the sign-in and the
+// same-origin check.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { Db } from '../../store/database.ts'
+import {
+  cancelDeliveryReplay,
+  createDeliveryReplay,
+  latestDeliveryReplays,
+  readDeliveryReplay,
+} from '../../store/delivery-replays.ts'
 import { listDeliveries, readDelivery } from '../../store/inbox-view.ts'
 import { replayDelivery } from '../../sync/delivery/replay.ts'
 import { deliveriesPage, deliveryPage, OUTCOMES } from './deliveries.ts'
 
 const PAGE = 50
 
+/** Replays of every rejected or failed delivery listed under the form. */
+const REPLAYS_SHOWN = 5
+
 const blankAsUndefined = (value: unknown) => (value === '' ? undefined : value)
+// A datetime-local field: no zone, read as UTC (the page shows UTC).
+const utcDateTime = z
+  .string()
+  .regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/, 'must be a date and time such as 2026-11-27T10:00')
+  .transform((value) => new Date(`${value}Z`))
 const filterQuery = z.object({
   outcome: z.preprocess(
     blankAsUndefined,
@@ -17,16 +33,17 @@ const filterQuery = z.object({
   ),
   model: z.preprocess(blankAsUndefined, z.string().max(40).optional()),
   event: z.preprocess(blankAsUndefined, z.string().max(40).optional()),
-  // A datetime-local field: no zone, read as UTC (the page shows UTC).
-  since: z.preprocess(
-    blankAsUndefined,
-    z
-      .string()
-      .regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/, 'must be a date and time such as 2026-11-27T10:00')
-      .transform((value) => new Date(`${value}Z`))
-      .optional(),
-  ),
+  since: z.preprocess(blankAsUndefined, utcDateTime.optional()),
   before: z.preprocess(blankAsUndefined, z.coerce.number().int().positive().optional()),
+})
+
+const replayForm = z.object({
+  since: utcDateTime,
+  // Checkboxes: one value, several, or none.
+  statuses: z.preprocess(
+    (value) => (value === undefined ? [] : [value].flat()),
+    z.array(z.enum(['rejected', 'failed'])).min(1, 'must name rejected, failed or both'),
+  ),
 })
 
 const NOTICES: Record<string, string> = {
@@ -34,7 +51,16 @@ const NOTICES: Record<string, string> = {
   waiting: 'The delivery waits to be applied already.',
 }
 
-export function mountDeliveryRoutes(app: Hono, db: Db): void {
+export interface DeliveryRoutesOptions {
+  /**
+   * Sends the job of a replay of deliveries inside `trx`, the transaction that creates its row.
+   * Without it the page offers no such replay.
+   */
+  sendReplay?: (trx: Db, replayId: number) => Promise<void>
+}
+
+export function mountDeliveryRoutes(app: Hono, db: Db, options: DeliveryRoutesOptions = {}): void {
+  const { sendReplay } = options
   app.get('/deliveries', async (c) => {
     const parsed = filterQuery.safeParse(c.req.query())
     if (!parsed.success) {
@@ -50,8 +76,34 @@ export function mountDeliveryRoutes(app: Hono, db: Db): void {
       deliveries.length > PAGE && last
         ? new URLSearchParams({ ...c.req.query(), before: String(last.id) }).toString()
         : null
-    return c.html(deliveriesPage({ deliveries: shown, filter: { ...filter, outcome }, next }))
+    const replays = sendReplay ? await latestDeliveryReplays(db, REPLAYS_SHOWN) : null
+    return c.html(deliveriesPage({ deliveries: shown, filter: { ...filter, outcome }, next, replays }))
   })
+
+  if (sendReplay) {
+    app.post('/deliveries/replays', async (c) => {
+      const parsed = replayForm.safeParse(await c.req.parseBody({ all: true }))
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)
+        return c.text(`bad replay: ${problems.join('; ')}`, 400)
+      }
+      const { since, statuses } = parsed.data
+      // The row and its job commit together: no replay without its job, no job without its row.
+      await db.transaction().execute(async (trx) => {
+        const replay = await createDeliveryReplay(trx, { since, statuses: [...new Set(statuses)] })
+        await sendReplay(trx, replay.id)
+      })
+      return c.redirect('/deliveries', 303)
+    })
+
+    app.post('/deliveries/replays/:id{[0-9]+}/cancel', async (c) => {
+      const id = Number(c.req.param('id'))
+      // A replay that ended meanwhile stays as it ended.
+      if (!(await cancelDeliveryReplay(db, id)) && !(await readDeliveryReplay(db, id)))
+        return c.text(`no replay ${id}`, 404)
+      return c.redirect('/deliveries', 303)
+    })
+  }
 
   app.get('/deliveries/:id{[0-9]+}', async (c) => {
     const row = await readDelivery(db, Number(c.req.param('id')))

@@ -13,7 +13,7 @@ import type { Db } from '../../store/database.ts'
 import { readRun } from '../../store/runs.ts'
 import { readNewestChanges } from '../../store/status-queries.ts'
 import { mirroredResources, type RunDeps, RunRequestError, startRun } from '../../sync/runs.ts'
-import { mountDeliveryRoutes } from './delivery-routes.ts'
+import { type DeliveryRoutesOptions, mountDeliveryRoutes } from './delivery-routes.ts'
 import { mountJobsDashboard } from './jobs.ts'
 import { loginPage } from './login.ts'
 import { overviewPage } from './overview.ts'
@@ -31,6 +31,8 @@ export interface StatusPageDeps {
   refusedKeys: () => Map<string, string>
   intervalSeconds: number
   publicUrl?: string | null
+  /** Sends the job of a replay of deliveries (delivery-routes.ts); without it the page offers none. */
+  sendReplay?: DeliveryRoutesOptions['sendReplay']
   /** The database of the job queue, for pg-boss's own dashboard under /jobs. */
   databaseUrl: string
   logger: Logger
@@ -90,7 +92,7 @@ export function createStatusPage(deps: StatusPageDeps): StatusPage {
   app.use('/runs/*', admit)
   app.use('/deliveries', admit)
   app.use('/deliveries/*', admit)
-  mountDeliveryRoutes(app, db)
+  mountDeliveryRoutes(app, db, { sendReplay: deps.sendReplay })
   const jobs = mountJobsDashboard(app, admit, { databaseUrl: deps.databaseUrl, publicUrl: deps.publicUrl })
 
   app.get('/', async (c) => {
