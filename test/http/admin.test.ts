@@ -353,9 +353,9 @@ describe('the running service', () => {
     return `http://127.0.0.1:${engine.port}`
   }
 
-  it('has no admin API without ADMIN_TOKEN', async () => {
+  it('has no admin API and no status page without ADMIN_TOKEN', async () => {
     const base = await startWith({})
-    for (const path of ['/admin/status', '/admin/runs/1']) {
+    for (const path of ['/admin/status', '/admin/runs/1', '/', '/login', '/runs', '/deliveries', '/jobs']) {
       expect((await fetch(`${base}${path}`, { headers: authorized })).status).toBe(404)
     }
     const post = await fetch(`${base}/admin/resync`, { method: 'POST', headers: authorized, body: '{}' })
