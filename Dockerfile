@@ -15,6 +15,9 @@ COPY package.json package-lock.json ./
 # `npm install` brings to machines with an older node) stay out of the image. The npm cache lives in
 # a BuildKit cache mount: it speeds up rebuilds and never lands in a layer.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
+# TypeScript stays too: an optional peer of @react-router/node (under pg-boss's dashboard) that is also
+# one of our devDependencies, which npm keeps (devOptional). Nothing at run time loads it: 30 MB less.
+RUN rm -rf node_modules/typescript node_modules/@typescript node_modules/.bin/tsc node_modules/.bin/tsserver
 
 FROM node:24-slim
 ENV NODE_ENV=production DATA_DIR=/app/.data PORT=3000

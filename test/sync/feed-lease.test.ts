@@ -62,7 +62,13 @@ describe.skipIf(process.platform !== 'linux')('the activity feed across two repl
         },
       })
       engines.push(engine)
-      await waitFor(async () => ((await readyStatus(port)) === 200 ? true : undefined), 60_000, 'ready')
+      await waitFor(
+        async () => ((await readyStatus(port)) === 200 ? true : undefined),
+        60_000,
+        'ready',
+      ).catch((error) => {
+        throw new Error(`${error.message}\n${engine.output()}`)
+      })
       return engine
     }
     const both = [await start(), await start()]
