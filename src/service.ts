@@ -96,15 +96,14 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       : null
     if (!receiver) logger.warn('WEBHOOK_SECRET is not set: the webhook receiver is off')
 
-    const admin = config.adminToken
-      ? createAdminApi({
-          token: config.adminToken,
-          db: database.db,
-          runs: runDeps(config, database.db, sweepEnqueuer(queue)),
-          status: () => collectStatus({ db: database.db, boss: queue, config }),
-          logger,
-        })
-      : null
+    // What the admin API and the status page share: the same runs, the same status.
+    const operator = {
+      db: database.db,
+      runs: runDeps(config, database.db, sweepEnqueuer(queue)),
+      status: () => collectStatus({ db: database.db, boss: queue, config }),
+      logger,
+    }
+    const admin = config.adminToken ? createAdminApi({ token: config.adminToken, ...operator }) : null
     if (!admin) logger.info('ADMIN_TOKEN is not set: the admin API is off')
 
     if (config.publicUrl && config.webhookSecret) {
@@ -128,9 +127,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
     const page = config.adminToken
       ? createStatusPage({
           token: config.adminToken,
-          db: database.db,
-          runs: runDeps(config, database.db, sweepEnqueuer(queue)),
-          status: () => collectStatus({ db: database.db, boss: queue, config }),
+          ...operator,
           hooks: hookStatus,
           refusedKeys: () =>
             new Map(
@@ -140,7 +137,6 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
           publicUrl: config.publicUrl,
           databaseUrl: database.url,
           sendReplay: (trx, replayId) => sendDeliveryReplay(queue, trx, replayId),
-          logger,
         })
       : null
 
