@@ -9,6 +9,7 @@ import type { RecordPage, UpstreamClients } from '../../src/api-client/index.ts'
 import { people } from '../../src/resources/index.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
+import { agreement, learnt, readsAgain, tieOrders } from '../../src/sync/sweep/tie-order.ts'
 import {
   boundsIn,
   pagesCovering,
@@ -327,4 +328,129 @@ describe('a walk stopped while it reads a group of ties again', () => {
       await dropTestDatabase(database)
     }
   })
+})
+
+describe('what reading tie groups again teaches of the upstream', () => {
+  it.each([
+    { why: 'the same order of three', walk: [1, 2, 3], again: [1, 2, 3], hidden: 0, bits: Math.log2(6) },
+    {
+      why: 'the same order of those both showed',
+      walk: [7, 1, 2, 3],
+      again: [1, 9, 2, 3],
+      hidden: 0,
+      bits: Math.log2(6),
+    },
+    { why: 'two in another order', walk: [1, 2, 3], again: [2, 1, 3], hidden: 0, bits: null },
+    { why: 'a record the walk had not seen', walk: [1, 2, 3], again: [1, 2, 3, 4], hidden: 1, bits: null },
+    { why: 'one record in common: no evidence', walk: [1, 2], again: [2, 5], hidden: 0, bits: 0 },
+  ])('$why', ({ walk, again, hidden, bits }) => {
+    const found = agreement(walk, again, hidden)
+    if (bits === null) expect(found).toBeNull()
+    else expect(found).toBeCloseTo(bits)
+  })
+
+  it('reads every group again until the order is trusted, then every eighth, and all again after a disagreement', () => {
+    let evidence = { bits: 0, skipped: 0 }
+    expect(readsAgain(evidence)).toBe(true)
+    // Twelve records in one order twice: 28.8 bits, short of 30; three more pass it.
+    evidence = learnt(evidence, { bits: agreement([...Array(12).keys()], [...Array(12).keys()], 0) })
+    expect(readsAgain(evidence)).toBe(true)
+    evidence = learnt(evidence, { bits: agreement([1, 2, 3], [1, 2, 3], 0) })
+    const reads: boolean[] = []
+    for (let i = 0; i < 16; i++) {
+      const read = readsAgain(evidence)
+      reads.push(read)
+      evidence = read ? learnt(evidence, { bits: 0 }) : learnt(evidence, 'skipped')
+    }
+    expect(reads.filter(Boolean)).toHaveLength(2)
+    expect(reads.indexOf(true)).toBe(7)
+    evidence = learnt(evidence, { bits: agreement([1, 2], [2, 1], 0) })
+    expect(evidence).toEqual({ bits: 0, skipped: 0 })
+    expect(readsAgain(evidence)).toBe(true)
+  })
+})
+
+describe('walks where every page is shifted by a change, ties in one order or anew', () => {
+  /**
+   * Clients before whose every people page after the first the oldest person changes: it jumps to
+   * the front of `updated_at-desc`, every later page shifts by one, and the walk sees the last record
+   * of a page again at the start of the next, inside a group of ties too. Counts the requests that read
+   * a group again (the only ones that name a page size).
+   */
+  function shifting(sandbox: Sandbox) {
+    const counted = { again: 0 }
+    const wrap = (wrapped: UpstreamClients): UpstreamClients => {
+      const clients = pagesOneAtATime(wrapped)
+      return {
+        ...clients,
+        crm: {
+          ...clients.crm,
+          async index(resource, query) {
+            if (resource === people && query?.perPage !== undefined) counted.again++
+            // Not past the last page: a record the walk had seen, changed after, is the next run's.
+            else if (resource === people && (query?.page ?? 1) > 1 && (query?.page ?? 1) <= 10) {
+              const { crm } = sandbox.control
+              const [oldest] = crm
+                .liveIds('people')
+                .map((id) => crm.get('people', id) as { id: number; updated_at: string })
+                .sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at) || a.id - b.id)
+              if (oldest) crm.update('people', oldest.id, { background: `shifted ${query?.page}` })
+            }
+            return clients.crm.index(resource, query)
+          },
+        },
+      }
+    }
+    return { counted, wrap }
+  }
+
+  it.each([
+    { tieOrder: 'by-id' as const, again: 'one in eight' },
+    { tieOrder: 'shuffled' as const, again: 'every one' },
+  ])(
+    'ties $tieOrder: the second full sweep reads $again of the groups again, and misses nothing',
+    async ({ tieOrder }) => {
+      // 200 people in pages of 20 and a group of 30 with one updated_at: it straddles a boundary.
+      const sandbox = await startSandbox({
+        seedSize: { people: 200 },
+        seedTies: 30,
+        seed: 3,
+        behaviour: { crmRateLimit: null, maxPerpage: 20, tieOrder },
+      })
+      const database = await createTestDatabase()
+      try {
+        const { counted, wrap } = shifting(sandbox)
+        // One process: what the first sweep learnt, the second knows.
+        const deps = { ...sweepDeps(database.db, sandboxConfig(sandbox), { wrap }), tieOrders: tieOrders() }
+        const sweep = async (n: number) => {
+          const { result, jobs } = await startTestRun(database.db, {
+            mode: 'full',
+            resources: ['crm.people'],
+          })
+          if (result.status !== 'started') throw new Error('not started')
+          await createSweepHandler(deps)([
+            { id: `job-${n}`, data: jobs[0], signal: new AbortController().signal },
+          ])
+          expect((await readRun(database.db, result.runId))?.status).toBe('succeeded')
+        }
+        await sweep(1)
+        expect(counted.again).toBeGreaterThan(0)
+        counted.again = 0
+        await sweep(2)
+        // Nine shifts, nine groups (a record seen twice is a group of its second): by id, one in eight
+        // is read again to keep checking; in a new order every time, each of them.
+        if (tieOrder === 'by-id') expect(counted.again).toBeLessThanOrEqual(2)
+        else expect(counted.again).toBeGreaterThanOrEqual(9)
+        // The people the second walk moved to the front are found by its reconciliation; the first
+        // walk's, on its first pages.
+        const truth = sandbox.control.crm
+          .liveIds('people')
+          .map((id) => sandbox.control.crm.get('people', id) as { id: number })
+        expect(await mirrorOf(database.db, people)).toEqual(truthOf(truth, people))
+      } finally {
+        await sandbox.stop()
+        await dropTestDatabase(database)
+      }
+    },
+  )
 })

@@ -21,6 +21,7 @@ import {
 import type { Database } from '../../store/schema.ts'
 import type { QueueRecordChecks } from '../job-queue.ts'
 import type { SweepDeps, SweepSettings } from './deps.ts'
+import { type TieOrders, tieOrders } from './tie-order.ts'
 
 /** The job was aborted (shutdown, lost claim): stop at once and leave the checkpoint to a retry. */
 export class SweepInterrupted extends Error {
@@ -43,6 +44,8 @@ export interface SweepContext {
   /** When the sweep first started (PostgreSQL's clock), whichever attempt this is. */
   startedAt: Date
   settings: SweepSettings
+  /** Whether the upstream keeps the order of ties, as learnt so far (tie-order.ts). */
+  tieOrders: TieOrders
   /** Records the upstream sent that the sync cannot use; the sweep ends failed when there are any. */
   rejected: RejectedRecordError[]
   /** See SweepDeps. */
@@ -95,6 +98,7 @@ export function openSweep(
     settings: deps.settings,
     enqueue: deps.enqueue,
     queueChecks: deps.queueChecks,
+    tieOrders: deps.tieOrders ?? tieOrders(),
     rejected: [],
     async save(db, progress) {
       const apiRequests = unsavedRequests()

@@ -8,6 +8,7 @@ import type { EnqueueSweep } from '../../store/runs.ts'
 import type { QueueRecordChecks } from '../job-queue.ts'
 import type { SyncObserver } from '../observer.ts'
 import type { VerificationSettings } from '../plan/verification.ts'
+import { type TieOrders, tieOrders } from './tie-order.ts'
 
 export interface SweepSettings {
   /** Seconds subtracted from a successful sweep's start to make the next incremental's watermark. */
@@ -42,6 +43,8 @@ export interface SweepDeps {
   queueChecks: QueueRecordChecks
   /** Told about records written and runs ended (for /metrics). */
   observer?: SyncObserver
+  /** What the process has learnt of each resource's order of ties (tie-order.ts); a sweep's own without. */
+  tieOrders?: TieOrders
 }
 
 /** The deps of the sweep handler from the configuration; `metrics` is the process's (for /metrics). */
@@ -62,6 +65,7 @@ export function sweepDepsFrom(
     enqueue: deps.enqueue,
     queueChecks: deps.queueChecks,
     observer: deps.observer,
+    tieOrders: tieOrders(),
     openClients: (spent) =>
       createUpstreamClients(config, {
         db: deps.db,

@@ -48,6 +48,8 @@ async function readTieGroup(
   // Records the walk had not seen, and the ids each round of reading again showed.
   const found = new Map<RecordId, FetchedRecord>()
   const shown = new Set<RecordId>()
+  // Its records in the order the first round showed them, to compare with the walk's (tie-order.ts).
+  let firstOrder: RecordId[] | undefined
   const used = new Set<string>()
   const margin = Math.max(1, Math.ceil(pageSize / 4))
   // Its positions, with a neighbour on each side: a page that shows both neighbours holds it whole.
@@ -80,6 +82,7 @@ async function readTieGroup(
     fetchedAt ??= answers[0]?.fetchedAt
     const records = answers.flatMap((answer) => answer.records)
     const tied = records.filter(isTied)
+    firstOrder ??= [...new Set(tied.map(key))]
     for (const record of tied) {
       const id = key(record)
       shown.add(id)
@@ -107,6 +110,15 @@ async function readTieGroup(
     seen: group.ids.size,
     hidden: hidden.length,
     requests,
+  }
+  const learnt =
+    firstOrder && ctx.tieOrders.learn(ctx.resource.name, [...group.ids], firstOrder, hidden.length)
+  if (learnt) {
+    ctx.logger.info(
+      learnt === 'trusted'
+        ? 'the upstream keeps the order of records with one updated_at: groups across page boundaries are read again only now and then'
+        : 'the upstream ordered records with one updated_at differently: every group across a page boundary is read again',
+    )
   }
   if (!whole()) {
     ctx.logger.warn(

@@ -84,6 +84,8 @@ export async function walkPages(
   let newer = 0
   let largestPage = 0
   const ties = resumeTies(from.tie)
+  // Where ties have kept their order, such a group hid nothing: only now and then is one read again.
+  const unread = (groups: TieGroup[]) => groups.filter(() => ctx.tieOrders.readsAgain(resource.name))
   /** Reads the groups that straddled a boundary without showing whole, and applies what they hid. */
   const completeGroups = async (groups: (TieGroup | null)[], checkpoint: WalkCheckpoint) => {
     if (!order) return
@@ -116,11 +118,13 @@ export async function walkPages(
       previous = unseen.at(-1) ?? previous
       // Only an ordered walk has groups of ties (the others have no order to hide a record by).
       const partial = order
-        ? trackTies(
-            ties,
-            page.page,
-            largestPage,
-            page.records.map((record, i) => ({ time: times[i] as number, id: key(record) })),
+        ? unread(
+            trackTies(
+              ties,
+              page.page,
+              largestPage,
+              page.records.map((record, i) => ({ time: times[i] as number, id: key(record) })),
+            ),
           )
         : []
       newer += watermark === null ? times.length : times.filter((time) => !(time < watermark)).length
@@ -164,7 +168,7 @@ export async function walkPages(
     }
     // The group the last page ended in stays in the checkpoint until it has been read again.
     const carried = savedTies(ties, { ...from, nextPage })
-    const last = closeTies(ties)
+    const [last = null] = unread([closeTies(ties)].filter((group) => group !== null))
     await completeGroups([last], carried)
     await applier.settled()
     // Stopped while reading it again: the last page's checkpoint still carries it.
