@@ -62,17 +62,22 @@ describe('tie groups at page boundaries', () => {
   })
 
   it.each([
-    // positions 240..259 (a group of 18 with a neighbour each side) fit one page of 20: page 13
-    { first: 240, last: 259, max: 250, window: { page: 13, perPage: 20 } },
-    // 248..252 straddle 250; a page of 5 starting at 245 does not hold 248..252, one of 6 from 246 not
-    // either (246..251), one of 7 from 245 not (245..251), 8: 248..255 does
-    { first: 248, last: 252, max: 250, window: { page: 32, perPage: 8 } },
-    { first: 0, last: 99, max: 100, window: { page: 1, perPage: 100 } },
+    // positions 240..259 (a group of 18 with a neighbour each side): pages of 249 to 241 have a
+    // boundary inside (249 and 258, ...); one of 240 from 240 holds it
+    { first: 240, last: 259, max: 250, walk: 250, window: { page: 2, perPage: 240 } },
+    // 248..252 straddle 250 (the walk's boundary); a page of 248 from 248 holds them
+    { first: 248, last: 252, max: 250, walk: 250, window: { page: 2, perPage: 248 } },
+    // the walk's own page is never asked again: only a page size that holds them both
+    { first: 0, last: 99, max: 100, walk: 0, window: { page: 1, perPage: 100 } },
+    { first: 0, last: 99, max: 100, walk: 100, window: null },
     // larger than any page the upstream serves
-    { first: 200, last: 320, max: 100, window: null },
-  ])('a window for positions $first to $last, pages up to $max', ({ first, last, max, window }) => {
-    expect(windowFor(first, last, max)).toEqual(window)
-  })
+    { first: 200, last: 320, max: 100, walk: 100, window: null },
+  ])(
+    'a window for positions $first to $last, pages up to $max, the walk in pages of $walk',
+    ({ first, last, max, walk, window }) => {
+      expect(windowFor(first, last, max, walk)).toEqual(window)
+    },
+  )
 
   it('travel in the checkpoint, or point it back to their first page when too large to carry', () => {
     const at = { phase: 'walk' as const, nextPage: 7, watermark: null }
@@ -331,19 +336,101 @@ describe('a walk stopped while it reads a group of ties again', () => {
 })
 
 describe('what reading tie groups again teaches of the upstream', () => {
+  // Records as [id, time] in page order.
+  const seen = (records: [number, number][]) => records.map(([id, time]) => ({ id, time }))
   it.each([
-    { why: 'the same order of three', walk: [1, 2, 3], again: [1, 2, 3], hidden: 0, bits: Math.log2(6) },
     {
-      why: 'the same order of those both showed',
-      walk: [7, 1, 2, 3],
-      again: [1, 9, 2, 3],
-      hidden: 0,
+      why: 'one group of three in the same order',
+      walk: seen([
+        [1, 9],
+        [2, 9],
+        [3, 9],
+      ]),
+      again: seen([
+        [1, 9],
+        [2, 9],
+        [3, 9],
+      ]),
       bits: Math.log2(6),
     },
-    { why: 'two in another order', walk: [1, 2, 3], again: [2, 1, 3], hidden: 0, bits: null },
-    { why: 'a record the walk had not seen', walk: [1, 2, 3], again: [1, 2, 3, 4], hidden: 1, bits: null },
-    { why: 'one record in common: no evidence', walk: [1, 2], again: [2, 5], hidden: 0, bits: 0 },
-  ])('$why', ({ walk, again, hidden, bits }) => {
+    {
+      why: 'every group both showed, each over the records both showed',
+      walk: seen([
+        [7, 9],
+        [1, 9],
+        [2, 9],
+        [3, 9],
+        [4, 8],
+        [5, 8],
+      ]),
+      again: seen([
+        [1, 9],
+        [9, 9],
+        [2, 9],
+        [3, 9],
+        [4, 8],
+        [5, 8],
+        [6, 8],
+      ]),
+      bits: Math.log2(6) + 1,
+    },
+    {
+      why: 'a record that changed in between left its group',
+      walk: seen([
+        [1, 9],
+        [2, 9],
+        [3, 9],
+      ]),
+      again: seen([
+        [2, 12],
+        [1, 9],
+        [3, 9],
+      ]),
+      bits: 1,
+    },
+    {
+      why: 'two of one group in another order',
+      walk: seen([
+        [1, 9],
+        [2, 9],
+        [3, 8],
+        [4, 8],
+      ]),
+      again: seen([
+        [1, 9],
+        [2, 9],
+        [4, 8],
+        [3, 8],
+      ]),
+      bits: null,
+    },
+    {
+      why: 'a record the walk had not seen in the group read again',
+      walk: seen([
+        [1, 9],
+        [2, 9],
+      ]),
+      again: seen([
+        [1, 9],
+        [2, 9],
+        [3, 9],
+      ]),
+      hidden: 1,
+      bits: null,
+    },
+    {
+      why: 'one record a group: no evidence',
+      walk: seen([
+        [1, 9],
+        [2, 8],
+      ]),
+      again: seen([
+        [1, 9],
+        [2, 8],
+      ]),
+      bits: 0,
+    },
+  ])('$why', ({ walk, again, hidden = 0, bits }) => {
     const found = agreement(walk, again, hidden)
     if (bits === null) expect(found).toBeNull()
     else expect(found).toBeCloseTo(bits)
@@ -353,9 +440,10 @@ describe('what reading tie groups again teaches of the upstream', () => {
     let evidence = { bits: 0, skipped: 0 }
     expect(readsAgain(evidence)).toBe(true)
     // Twelve records in one order twice: 28.8 bits, short of 30; three more pass it.
-    evidence = learnt(evidence, { bits: agreement([...Array(12).keys()], [...Array(12).keys()], 0) })
+    const twelve = [...Array(12).keys()].map((id) => ({ id, time: 5 }))
+    evidence = learnt(evidence, { bits: agreement(twelve, twelve, 0) })
     expect(readsAgain(evidence)).toBe(true)
-    evidence = learnt(evidence, { bits: agreement([1, 2, 3], [1, 2, 3], 0) })
+    evidence = learnt(evidence, { bits: agreement(twelve.slice(0, 3), twelve.slice(0, 3), 0) })
     const reads: boolean[] = []
     for (let i = 0; i < 16; i++) {
       const read = readsAgain(evidence)
@@ -364,7 +452,7 @@ describe('what reading tie groups again teaches of the upstream', () => {
     }
     expect(reads.filter(Boolean)).toHaveLength(2)
     expect(reads.indexOf(true)).toBe(7)
-    evidence = learnt(evidence, { bits: agreement([1, 2], [2, 1], 0) })
+    evidence = learnt(evidence, { bits: agreement(twelve.slice(0, 2), twelve.slice(0, 2).reverse(), 0) })
     expect(evidence).toEqual({ bits: 0, skipped: 0 })
     expect(readsAgain(evidence)).toBe(true)
   })

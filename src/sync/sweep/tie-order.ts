@@ -5,11 +5,13 @@
 // there is the shift of records that changed meanwhile (they jump to the front), not a record that a
 // new order pushed past the boundary. Both look alike on the walk's pages; reading the group again
 // tells them apart, and costs a request every time, and heavy change puts such a shift into every
-// group. So the first groups are always read again, and each reading compares the order it shows
-// with the walk's: an upstream that ties anew on every request shows the same order of k records
-// with a chance of 1/k! (and hides records, which the reading finds), so agreement is evidence worth
-// log2(k!) bits. Past TRUSTED_BITS of it and no disagreement since, only every RECHECK_EVERY-th group
-// is read again, to keep checking; a reading that disagrees or finds a hidden record starts over.
+// group. So the first groups are always read again, and each reading (a page as large as the walk's,
+// at another offset: another query) compares the order of every group of ties it shows with the
+// order the walk's pages showed: an upstream that ties anew on every request shows the same order of
+// k records with a chance of 1/k! (and hides records, which the reading finds), so agreement is
+// evidence worth log2(k!) bits. Past TRUSTED_BITS of it and no disagreement since, only every
+// RECHECK_EVERY-th group is read again, to keep checking; a reading that disagrees or finds a hidden
+// record starts over.
 import type { RecordId } from '../../resources/index.ts'
 
 /** What the groups read again have shown of one resource's order of ties. */
@@ -34,25 +36,54 @@ export function readsAgain(evidence: TieOrderEvidence): boolean {
   return !trusted(evidence) || evidence.skipped + 1 >= RECHECK_EVERY
 }
 
+/** A record as a page showed it: its id and its sort key. */
+export interface Sighting {
+  id: RecordId
+  time: number
+}
+
 /**
- * The bits of agreement between the order of a group on the walk's pages and the order a reading again
- * showed (each the ids in the order first seen), over the records both showed; null when they
- * disagree, or when the reading found records the walk had not seen.
+ * The bits of agreement between the order of the groups of ties on the walk's pages and in a reading
+ * again (each in page order), over the records of each group that both showed; null when any group's
+ * order disagrees, or when the reading found records of the group read again that the walk had not
+ * seen (`hidden`).
  */
 export function agreement(
-  walk: readonly RecordId[],
-  again: readonly RecordId[],
+  walk: readonly Sighting[],
+  again: readonly Sighting[],
   hidden: number,
 ): number | null {
   if (hidden > 0) return null
-  const inWalk = new Set(walk)
-  const common = again.filter((id) => inWalk.has(id))
-  const inAgain = new Set(common)
-  const walkOrder = walk.filter((id) => inAgain.has(id))
-  if (walkOrder.some((id, i) => id !== common[i])) return null
-  // log2(k!)
+  // A record that changed in between left its group: only records with one time in both count.
+  const timeIn = (records: readonly Sighting[]) => {
+    const times = new Map<RecordId, number>()
+    for (const { id, time } of records) if (!times.has(id)) times.set(id, time)
+    return times
+  }
+  const walkTimes = timeIn(walk)
+  const againTimes = timeIn(again)
+  const common = (id: RecordId, time: number) => walkTimes.get(id) === time && againTimes.get(id) === time
+  const byTime = (records: readonly Sighting[]) => {
+    const groups = new Map<number, RecordId[]>()
+    const seen = new Set<RecordId>()
+    for (const { id, time } of records) {
+      if (seen.has(id) || !Number.isFinite(time) || !common(id, time)) continue
+      seen.add(id)
+      const group = groups.get(time)
+      if (group) group.push(id)
+      else groups.set(time, [id])
+    }
+    return groups
+  }
+  const shown = byTime(again)
+  const walked = byTime(walk)
   let bits = 0
-  for (let k = 2; k <= common.length; k++) bits += Math.log2(k)
+  for (const [time, ids] of shown) {
+    const before = walked.get(time) ?? []
+    if (before.length !== ids.length || before.some((id, i) => id !== ids[i])) return null
+    // log2(k!)
+    for (let k = 2; k <= ids.length; k++) bits += Math.log2(k)
+  }
   return bits
 }
 
@@ -73,8 +104,8 @@ export interface TieOrders {
   /** What reading a group again showed; returns whether the order is trusted now, when that changed. */
   learn(
     resource: string,
-    walk: readonly RecordId[],
-    again: readonly RecordId[],
+    walk: readonly Sighting[],
+    again: readonly Sighting[],
     hidden: number,
   ): 'trusted' | 'distrusted' | undefined
 }

@@ -4,22 +4,30 @@
 import type { FetchedRecord, Order, RecordPage } from '../../api-client/index.ts'
 import type { RecordId } from '../../resources/index.ts'
 import type { SweepContext } from './context.ts'
+import type { Sighting } from './tie-order.ts'
 import { boundsIn, requestsKey, roundPages, type TieGroup, windowFor } from './ties.ts'
 
 /**
  * Reads the groups that straddled a page boundary without showing whole, one after the other (while
- * the walk is not aborted): the records they had hidden, as pages to apply.
+ * the walk is not aborted): the records they had hidden, as pages to apply. `walked`: the records of
+ * the walk's last pages, in page order, which each reading's order is compared with (tie-order.ts).
  */
 export async function readTieGroups(
   ctx: SweepContext,
   order: Order,
   groups: readonly (TieGroup | null)[],
   key: (record: Record<string, unknown>) => RecordId,
+  walked: readonly Sighting[],
 ): Promise<RecordPage[]> {
   const found: RecordPage[] = []
   for (const group of groups) {
     if (!group || ctx.aborted()) continue
-    const hidden = await readTieGroup(ctx, order, group, key)
+    // The group's own records as the walk met them, across every page it covered.
+    const seen = [
+      ...[...group.ids].map((id) => ({ id, time: group.time })),
+      ...walked.filter((record) => record.time !== group.time),
+    ]
+    const hidden = await readTieGroup(ctx, order, group, key, seen)
     if (hidden) found.push(hidden)
   }
   return found
@@ -41,6 +49,7 @@ async function readTieGroup(
   order: Order,
   group: TieGroup,
   key: (record: Record<string, unknown>) => RecordId,
+  walked: readonly Sighting[],
 ): Promise<RecordPage | null> {
   const { pageSize } = group
   const isTied = (record: FetchedRecord | undefined) =>
@@ -48,8 +57,8 @@ async function readTieGroup(
   // Records the walk had not seen, and the ids each round of reading again showed.
   const found = new Map<RecordId, FetchedRecord>()
   const shown = new Set<RecordId>()
-  // Its records in the order the first round showed them, to compare with the walk's (tie-order.ts).
-  let firstOrder: RecordId[] | undefined
+  // What the first round showed, in page order, to compare with the walk's (tie-order.ts).
+  let firstShown: Sighting[] | undefined
   const used = new Set<string>()
   const margin = Math.max(1, Math.ceil(pageSize / 4))
   // Its positions, with a neighbour on each side: a page that shows both neighbours holds it whole.
@@ -67,7 +76,7 @@ async function readTieGroup(
   let lost = 0
   const most = TIE_REQUESTS_BASE + TIE_REQUESTS_PER_PAGE * Math.ceil(group.positions / pageSize)
   for (let round = 0; requests < most && lost < 2 && !whole() && !ctx.aborted(); round++) {
-    const window = windowFor(first, last, pageSize)
+    const window = windowFor(first, last, pageSize, pageSize)
     // Without one page that holds it: pages around it or inside it, a new page size each round, and
     // every fifth round the pages around it with its neighbours, which tell whether it moved (a group
     // of 300 in pages of 250 shows whole after 2 or 3 rounds inside it).
@@ -82,7 +91,7 @@ async function readTieGroup(
     fetchedAt ??= answers[0]?.fetchedAt
     const records = answers.flatMap((answer) => answer.records)
     const tied = records.filter(isTied)
-    firstOrder ??= [...new Set(tied.map(key))]
+    firstShown ??= records.map((record) => ({ id: key(record), time: Date.parse(record.updated_at ?? '') }))
     for (const record of tied) {
       const id = key(record)
       shown.add(id)
@@ -111,8 +120,7 @@ async function readTieGroup(
     hidden: hidden.length,
     requests,
   }
-  const learnt =
-    firstOrder && ctx.tieOrders.learn(ctx.resource.name, [...group.ids], firstOrder, hidden.length)
+  const learnt = firstShown && ctx.tieOrders.learn(ctx.resource.name, walked, firstShown, hidden.length)
   if (learnt) {
     ctx.logger.info(
       learnt === 'trusted'

@@ -117,12 +117,15 @@ export interface PageRequest {
 }
 
 /**
- * One request whose page holds positions `first` to `last` (0-based, both included): the smallest page
- * size up to `maxSize` with no page boundary between them. Null when none has.
+ * One request whose page holds positions `first` to `last` (0-based, both included): the largest page
+ * size up to `maxSize` with no page boundary between them, but the walk's own (`walkSize`: that would
+ * be a page the walk asked for, and an upstream may order one query the same way every time). The
+ * largest, for the most groups of ties beside this one to compare with the walk's pages
+ * (tie-order.ts). Null when none has.
  */
-export function windowFor(first: number, last: number, maxSize: number): PageRequest | null {
-  for (let size = last - first + 1; size <= maxSize; size++) {
-    if (Math.floor(first / size) === Math.floor(last / size)) {
+export function windowFor(first: number, last: number, maxSize: number, walkSize = 0): PageRequest | null {
+  for (let size = maxSize; size >= last - first + 1; size--) {
+    if (size !== walkSize && Math.floor(first / size) === Math.floor(last / size)) {
       return { page: Math.floor(first / size) + 1, perPage: size }
     }
   }

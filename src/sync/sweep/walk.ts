@@ -13,8 +13,9 @@
 //
 // A group of records with one `updated_at` that straddles a page boundary may be ordered differently on
 // each request, and a record of it then shows on neither page: such a group is read again until it
-// shows whole (ties.ts). The checkpoint carries the group the last page ended in, so that a resumed
-// walk goes on counting it, and points back to where a group began until it has been read again.
+// shows whole (ties.ts), but where readings have shown that ties keep their order (tie-order.ts). The
+// checkpoint carries the group the last page ended in, so that a resumed walk goes on counting it, and
+// points back to where a group began until it has been read again.
 
 import type { Order, RecordPage } from '../../api-client/index.ts'
 import { paginate } from '../../api-client/paging.ts'
@@ -25,6 +26,7 @@ import type { WalkCheckpoint } from './checkpoint.ts'
 import type { SweepContext } from './context.ts'
 import { lookahead } from './lookahead.ts'
 import { pageApplier } from './page-applier.ts'
+import type { Sighting } from './tie-order.ts'
 import { readTieGroups } from './tie-reads.ts'
 import { closeTies, resumeTies, savedTies, type TieGroup, trackTies } from './ties.ts'
 
@@ -84,12 +86,14 @@ export async function walkPages(
   let newer = 0
   let largestPage = 0
   const ties = resumeTies(from.tie)
+  // The records of the last two pages, in page order: what a group's reading again is compared with.
+  let recent: Sighting[][] = []
   // Where ties have kept their order, such a group hid nothing: only now and then is one read again.
   const unread = (groups: TieGroup[]) => groups.filter(() => ctx.tieOrders.readsAgain(resource.name))
   /** Reads the groups that straddled a boundary without showing whole, and applies what they hid. */
   const completeGroups = async (groups: (TieGroup | null)[], checkpoint: WalkCheckpoint) => {
     if (!order) return
-    for (const hidden of await readTieGroups(ctx, order, groups, key)) {
+    for (const hidden of await readTieGroups(ctx, order, groups, key, recent.flat())) {
       await applier.apply(hidden, checkpoint, { extra: true })
     }
   }
@@ -110,6 +114,10 @@ export async function walkPages(
         .filter((record) => !previousIds.has(key(record)))
         .map((record) => Date.parse(record.updated_at ?? ''))
       previousIds = new Set(page.records.map(key))
+      recent = [
+        ...recent.slice(-1),
+        page.records.map((record, i) => ({ id: key(record), time: times[i] as number })),
+      ]
       if (order && newestFirst && !descending(unseen, previous)) {
         // Stopping early is only safe on an ordered index; walk to the end instead.
         newestFirst = false
