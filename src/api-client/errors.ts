@@ -96,3 +96,8 @@ export class RejectedRecordError extends Error {
 export class PagingError extends Error {
   override name = 'PagingError'
 }
+
+/** The caller stopped wanting the answer (a sweep's job was stopped): nothing more is sent. */
+export class RequestAborted extends Error {
+  override name = 'RequestAborted'
+}

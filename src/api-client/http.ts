@@ -8,6 +8,7 @@ import type { Budget } from './budget.ts'
 import type { Clock } from './clock.ts'
 import { readWithout } from './discard.ts'
 import {
+  RequestAborted,
   type RequestLine,
   type Service,
   type UnavailableReason,
@@ -62,6 +63,8 @@ export interface UpstreamDeps {
   logger: Logger
   metrics: UpstreamMetrics
   random?: () => number
+  /** Cuts off the request in flight and sends no other: `send` throws RequestAborted. */
+  signal?: AbortSignal
 }
 
 export interface Upstream {
@@ -100,7 +103,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
         method: request.method,
         headers,
         body: request.body === undefined ? undefined : JSON.stringify(request.body),
-        signal: controller.signal,
+        signal: deps.signal ? AbortSignal.any([controller.signal, deps.signal]) : controller.signal,
         // Not followed: fetch would carry the X-apikey header to wherever the redirect points.
         redirect: 'manual',
       })
@@ -116,6 +119,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
         retryAfter: response.headers.get('retry-after'),
       }
     } catch (error) {
+      if (deps.signal?.aborted) throw new RequestAborted(`${service}: the request was cut off`)
       if (controller.signal.aborted) {
         return { kind: 'failure', reason: 'timeout', detail: `no answer within ${settings.timeoutMs} ms` }
       }
@@ -131,6 +135,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
       // A POST that may have reached the upstream is not repeated: it could create a second hook.
       const repeatable = request.method !== 'POST'
       for (let attempt = 1; ; attempt++) {
+        if (deps.signal?.aborted) throw new RequestAborted(`${service}: no request is sent any more`)
         const lease = await budget.take()
         // The database's clock, which every replica shares (see BudgetLease.grantedAt).
         const sentAt = lease.grantedAt.getTime()

@@ -36,6 +36,8 @@ export interface ClientDeps {
   budgetKey?: string
   /** A budget in place of the shared one (`crm-sync check` on a database not yet migrated). */
   budget?: Budget
+  /** Once aborted (a sweep's job stopped), a request in flight is cut off and none is sent (RequestAborted). */
+  signal?: AbortSignal
 }
 
 export interface Order {
@@ -123,7 +125,7 @@ export function openUpstream(
       // Without a Retry-After, one whole window is sure to have passed.
       defaultPauseMs: windowMs,
     },
-    { budget, clock, logger: deps.logger, metrics: deps.metrics, random: deps.random },
+    { budget, clock, logger: deps.logger, metrics: deps.metrics, random: deps.random, signal: deps.signal },
   )
 }
 

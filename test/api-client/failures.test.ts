@@ -3,6 +3,7 @@
 import nock from 'nock'
 import { describe, expect, it } from 'vitest'
 import {
+  RequestAborted,
   UpstreamAuthError,
   UpstreamError,
   UpstreamRequestError,
@@ -83,6 +84,31 @@ describe('failures', () => {
     expect(error).toMatchObject({ reason: 'timeout', attempts: 2, status: null })
     expect(error.message).toContain('no answer within 50 ms')
     expect(total(metrics.requests, { status: 'timeout' })).toBe(2)
+  })
+
+  it('cuts off the request in flight once its signal is aborted, and sends no other', async () => {
+    const stop = new AbortController()
+    const { client, metrics } = crmClient(database.db, { timeoutSeconds: 30 }, { signal: stop.signal })
+    let arrived!: () => void
+    const inFlight = new Promise<void>((resolve) => {
+      arrived = resolve
+    })
+    nock(CRM_URL)
+      .get('/api/people/count')
+      .reply(() => {
+        arrived()
+        return new Promise(() => {}) // never answers: only the signal ends the wait
+      })
+    const asked = client.count(people).then(
+      () => 'answered',
+      (error: unknown) => error,
+    )
+    await inFlight
+    stop.abort()
+    expect(await asked).toBeInstanceOf(RequestAborted)
+    // No retry, and no request counted as a timeout or failure of the upstream.
+    expect(total(metrics.requests)).toBe(0)
+    await expect(client.count(people)).rejects.toBeInstanceOf(RequestAborted)
   })
 
   it('honours Retry-After on a 429: the retry goes out no sooner', async () => {

@@ -134,6 +134,28 @@ describe('Ctrl-C on crm-sync resync --wait', () => {
     expect(run.resources[0]?.records).toBe(SEED)
   }, 120_000)
 
+  it('cuts off the upstream request in flight: it ends long before that request would be answered', async () => {
+    // A request may wait for its answer up to 2 minutes here.
+    env = { ...env, UPSTREAM_TIMEOUT_SECONDS: '120' }
+    const { cli, runId } = await resyncUnderWay()
+    // From now on the CRM answers after a minute; wait until a request has gone out into that.
+    sandbox.control.setFaults({ crm: { latencyMs: 60_000 } })
+    const before = sandbox.control.counters().crm.requests
+    await waitFor(
+      async () => (sandbox.control.counters().crm.requests > before ? true : undefined),
+      30_000,
+      'a request sent into the slow CRM',
+    )
+    const interrupted = Date.now()
+    cli.child.kill('SIGINT')
+    const { code, stderr } = await cli.result()
+    expect(code, stderr).toBe(130)
+    // It waits for its sweep to reach a checkpoint (3 s at most), not for the upstream's minute.
+    expect(Date.now() - interrupted).toBeLessThan(20_000)
+    expect(stderr).toContain(`crm-sync resync: stopped following run ${runId}`)
+    expect((await sweepOf(runId)).status).toBe('queued')
+  }, 120_000)
+
   it('with a crm-sync running: the run goes on there', async () => {
     engine = await startEngine(sandbox, database.url, PAGE)
     await waitFor(

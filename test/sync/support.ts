@@ -119,11 +119,12 @@ export function sweepDeps(db: Db, config: Config, options: DepsOptions = {}): Sw
     logger,
     enqueue: options.enqueue ?? (async () => {}),
     queueChecks: options.queueChecks ?? (async () => {}),
-    openClients: (spent: UpstreamMetrics) => {
+    openClients: (spent: UpstreamMetrics, signal?: AbortSignal) => {
       const clients = createUpstreamClients(config, {
         db,
         logger,
         metrics: spent,
+        signal,
         clock: options.clock,
         budgetKey,
       })

@@ -75,8 +75,8 @@ export function openSweep(
   options: { resource: AnyResource; key: SweepKey; claimed: ClaimedSweep; signal: AbortSignal },
 ): SweepContext {
   const spent = createUpstreamMetrics()
-  const clients = deps.openClients(spent)
   const { resource, signal } = options
+  const clients = deps.openClients(spent, signal)
   const reader = resource.service === 'crm' ? clients.crm : clients.reservation
   if (!reader) throw new Error('the reservation service is not configured (RESERVATION_* are not set)')
   let saved = 0

@@ -10,7 +10,7 @@
 // Only an interrupted job and a database that went away are thrown: a retry resumes from the
 // checkpoint. A sweep taken over by a retry of its job stops quietly.
 import { randomUUID } from 'node:crypto'
-import { UpstreamError } from '../../api-client/index.ts'
+import { RequestAborted, UpstreamError } from '../../api-client/index.ts'
 import { type AnyResource, hasUpdatedAt, idBeforeAll } from '../../resources/index.ts'
 import {
   type ClaimedSweep,
@@ -92,7 +92,13 @@ export async function sweepResource(deps: SweepDeps, task: SweepTask): Promise<S
   } catch (error) {
     if (error instanceof SweepLeaseLost) return { status: 'superseded' }
     if (error instanceof SweepYielded) return makeWay(deps, key, ctx)
-    if (error instanceof SweepInterrupted || isTransientDatabaseError(error)) throw error
+    // Stopped (its request cut off too): the job's retry resumes at the checkpoint.
+    if (
+      error instanceof SweepInterrupted ||
+      error instanceof RequestAborted ||
+      isTransientDatabaseError(error)
+    )
+      throw error
     const message = error instanceof Error ? error.message : String(error)
     let ended: SweepEnded
     try {
