@@ -10,6 +10,7 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { announcedLength, readBody, WEBHOOK_BODY_LIMIT } from './body.ts'
 import type { ReceiverCounters } from './counters.ts'
+import { keptHeaders } from './headers.ts'
 import type { InboxWriterOptions } from './inbox-writer.ts'
 import { createDeliveryStore } from './keep.ts'
 import { parseBody, parsePath } from './parse.ts'
@@ -45,6 +46,7 @@ export function createReceiver({
   const app = new Hono()
   const verify = createVerifier(secret, previousSecret)
   const store = createDeliveryStore(db, writer)
+  const secrets = [secret, previousSecret ?? '']
 
   // A body with its length announced (every upstream delivery) is judged by that length before it is
   // read; a chunked one is counted as it streams (readBody).
@@ -90,7 +92,13 @@ export function createReceiver({
       return tooLarge(c)
     }
 
-    const stored = await store({ model, event, text: body.text, parsed: parseBody(body.text, model, event) })
+    const stored = await store({
+      model,
+      event,
+      text: body.text,
+      headers: keptHeaders(c.req.raw.headers, secrets),
+      parsed: parseBody(body.text, model, event),
+    })
     counters.deliveries.add({ model, event, shape: stored.shape, outcome: stored.outcome })
     switch (stored.outcome) {
       case 'accepted':

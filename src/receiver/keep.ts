@@ -19,6 +19,8 @@ export interface DeliveryToStore {
   event: WebhookEvent
   /** The body as it came. */
   text: string
+  /** The request's headers, secrets masked (headers.ts). */
+  headers: Record<string, string>
   parsed: ParsedBody
 }
 
@@ -40,7 +42,7 @@ export function createDeliveryStore(db: Db, options: InboxWriterOptions = {}): D
   const budgetMs = options.budgetMs ?? DELIVERY_BUDGET_MS
 
   const accept = async (
-    { model, event, text }: DeliveryToStore,
+    { model, event, text, headers }: DeliveryToStore,
     parsed: Extract<ParsedBody, { ok: true }>,
   ): Promise<Stored> => {
     const { delivery } = parsed
@@ -54,12 +56,13 @@ export function createDeliveryStore(db: Db, options: InboxWriterOptions = {}): D
       payload: (numbersFit(text) ? storableText(text) : undefined) ?? JSON.stringify(storable(parsed.json)),
       body: null,
       reason: null,
+      headers: JSON.stringify(headers),
     })
     return { outcome: 'accepted', shape: delivery.shape, inboxId }
   }
 
   const reject = async (
-    { model, event, text }: DeliveryToStore,
+    { model, event, text, headers }: DeliveryToStore,
     parsed: Extract<ParsedBody, { ok: false }>,
   ): Promise<Stored> => {
     const row = {
@@ -70,6 +73,7 @@ export function createDeliveryStore(db: Db, options: InboxWriterOptions = {}): D
       payload: parsed.json === undefined ? null : JSON.stringify(storable(parsed.json)),
       body: parsed.json === undefined ? (storable(text) as string) : null,
       reason: storable(parsed.reason) as string,
+      headers: JSON.stringify(headers),
     }
     // A refusal is kept under the same deadline as an acceptance: a locked inbox must not hang it.
     const deadline = Date.now() + budgetMs

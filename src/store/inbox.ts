@@ -65,7 +65,7 @@ export async function insertAcceptedDeliveries(
   for (const row of rows) {
     const at = parameters.length
     tuples.push(
-      `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, 'accepted')`,
+      `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, $${at + 8}, 'accepted')`,
     )
     parameters.push(
       row.model ?? null,
@@ -75,11 +75,12 @@ export async function insertAcceptedDeliveries(
       row.payload ?? null,
       row.body ?? null,
       row.reason ?? null,
+      row.headers ?? null,
     )
   }
   const { rows: inserted } = await db.executeQuery<{ id: number }>(
     CompiledQuery.raw(
-      `insert into sync.inbox (model, event, shape, record_id, payload, body, reason, status)
+      `insert into sync.inbox (model, event, shape, record_id, payload, body, reason, headers, status)
        values ${tuples.join(', ')} returning id`,
       parameters,
     ),

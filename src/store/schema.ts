@@ -101,6 +101,8 @@ export interface InboxTable {
   payload: unknown | null
   /** The body as received, kept for rejected deliveries that are not JSON. */
   body: string | null
+  /** The request's headers, secrets masked (receiver/headers.ts); null for deliveries kept before 0023. */
+  headers: unknown | null
   status: InboxStatus
   reason: string | null
   processed_at: Timestamp | null

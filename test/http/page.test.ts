@@ -168,6 +168,7 @@ describe('the status page', () => {
       payload: unknown
       reason?: string
       error?: string
+      headers?: Record<string, string>
     }): Promise<number> {
       const inserted = await database.db
         .insertInto('sync.inbox')
@@ -181,6 +182,7 @@ describe('the status page', () => {
           status: row.status,
           reason: row.reason ?? null,
           error: row.error ?? null,
+          headers: row.headers ? JSON.stringify(row.headers) : null,
           attempts: row.status === 'failed' ? 20 : 1,
         })
         .returning('id')
@@ -211,11 +213,20 @@ describe('the status page', () => {
       expect(await bad.text()).toMatch(/since must be a date and time/)
     })
 
-    it('replays a failed one into the queue, its attempts cleared, and shows its payload', async () => {
+    it('replays a failed one into the queue, its attempts cleared, and shows its payload and headers', async () => {
       const cookie = await signIn()
-      const id = await kept({ status: 'failed', payload: lean, error: 'the database went away' })
+      const id = await kept({
+        status: 'failed',
+        payload: lean,
+        error: 'the database went away',
+        headers: { 'user-agent': 'CRM-Webhooks/1.0', authorization: '•••' },
+      })
       const shown = await (await get(`/deliveries/${id}`, { cookie })).text()
       expect(shown).toContain('&quot;record_id&quot;: 7')
+      expect(shown).toMatch(/<th scope="row">user-agent<\/th><td>CRM-Webhooks\/1.0<\/td>/)
+      expect(shown).toMatch(/<th scope="row">authorization<\/th><td>•••<\/td>/)
+      const older = await kept({ status: 'failed', payload: lean, error: 'before headers were kept' })
+      expect(await (await get(`/deliveries/${older}`, { cookie })).text()).toContain('Not kept')
       const replayed = await post(`/deliveries/${id}/replay`, {}, { cookie })
       expect(replayed.headers.get('location')).toBe(`/deliveries/${id}?notice=queued`)
       expect(await inbox(id)).toMatchObject({ status: 'accepted', attempts: 0, error: null })

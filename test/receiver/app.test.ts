@@ -147,6 +147,33 @@ describe('accepted deliveries', () => {
     })
   })
 
+  it("keeps a delivery's headers with credentials and the secret masked, accepted or rejected", async () => {
+    const { app } = receiverFor(database.db)
+    const path = webhookPath(SECRET, 'person', 'update')
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'CRM-Webhooks/1.0',
+      authorization: 'Bearer not-for-the-inbox',
+      'x-original-uri': path,
+      'x-long': 'x'.repeat(5_000),
+    }
+    const accepted = await app.request(path, { method: 'POST', body: '{"record_id": 5}', headers })
+    const rejected = await app.request(path, { method: 'POST', body: '{"hello": 1}', headers })
+    expect([accepted.status, rejected.status]).toEqual([200, 400])
+    const { inbox_id } = (await accepted.json()) as { inbox_id: number }
+    for (const row of [await inboxRow(inbox_id), await latestRejected()]) {
+      expect(row.headers).toMatchObject({
+        'content-type': 'application/json',
+        'user-agent': 'CRM-Webhooks/1.0',
+        authorization: '•••',
+        'x-original-uri': '/webhooks/crm/•••/person/update',
+      })
+      expect((row.headers as Record<string, string>)['x-long']).toHaveLength(1_001)
+      expect(JSON.stringify(row)).not.toContain(SECRET)
+      expect(JSON.stringify(row)).not.toContain('not-for-the-inbox')
+    }
+  })
+
   // jsonb refuses these although JSON allows them: the delivery would get a 503 for ever.
   it.each([
     [

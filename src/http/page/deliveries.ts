@@ -117,6 +117,19 @@ ${
 }
 <h3>Payload</h3>
 <pre>${payload}</pre>
+<h3>Headers</h3>
+${headersTable(row.headers)}
 <p><a href="/deliveries">All deliveries</a></p>`
   return layout(`Delivery ${row.id}`, body)
+}
+
+/** The headers a delivery was kept with (secrets masked when it was received: receiver/headers.ts). */
+function headersTable(headers: unknown): Html {
+  const entries = headers && typeof headers === 'object' ? Object.entries(headers) : []
+  if (entries.length === 0) return html`<p class="muted">Not kept (received before headers were).</p>`
+  return html`<table id="delivery-headers">
+<tbody>
+${entries.map(([name, value]) => html`<tr><th scope="row">${name}</th><td>${String(value)}</td></tr>`)}
+</tbody>
+</table>`
 }
