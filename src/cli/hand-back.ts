@@ -13,7 +13,9 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { abandonSweep, handBackSweep, type RunView, readRuns, readSweepLeases } from '../store/runs.ts'
 import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
+import { relayRunEnd } from '../sync/run-report.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
+import { reportRunEnd } from '../sync/sweep/run-end.ts'
 import { type LocalSweep, type LocalSweeps, otherProcessesLive } from './local-sweep-worker.ts'
 
 export interface HandBackDeps {
@@ -57,9 +59,11 @@ export async function handBack(
   const ended: string[] = []
   for (const sweep of final) {
     const reason = 'interrupted, and its job had used up its retries'
-    if (await abandonSweep(db, sweepEnqueuer(boss), sweep.runId, sweep.resource, reason)) {
+    const abandoned = await abandonSweep(db, sweepEnqueuer(boss), sweep.runId, sweep.resource, reason)
+    if (abandoned) {
       ended.push(label(runId, sweep))
       logger.warn({ runId: sweep.runId, resource: sweep.resource }, 'sweep ended as failed: no retry left')
+      if (abandoned.runEnded) await reportRunEnd({ db, logger, relay: relayRunEnd(boss) }, sweep.runId)
     }
   }
   for (const key of held) await handBackSweep(db, key)

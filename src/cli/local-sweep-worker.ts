@@ -9,6 +9,7 @@ import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../store/database.ts'
 import { type JobQueue, QUEUES, recordChecks, sweepWorkOptions } from '../sync/job-queue.ts'
+import { relayRunEnd } from '../sync/run-report.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
 import { sweepDepsFrom } from '../sync/sweep/deps.ts'
 import { createSweepHandler } from '../sync/sweep/handler.ts'
@@ -50,6 +51,7 @@ export async function sweepHere(deps: {
       metrics: createUpstreamMetrics(),
       enqueue: sweepEnqueuer(boss),
       queueChecks: recordChecks(boss, config.refreshCoalesceSeconds, new Set(config.resources)),
+      relay: relayRunEnd(boss),
     }),
   )
   const running = new Map<string, LocalSweep>()

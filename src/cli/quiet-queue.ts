@@ -45,7 +45,10 @@ export async function openQuietQueue(connectionString: string, logger: Logger): 
 export async function openSendingQueue(connectionString: string, logger: Logger): Promise<JobQueue> {
   const queue = await openQuietQueue(connectionString, logger)
   if (queue.status === 'open') {
-    if (await queue.boss.getQueue(QUEUES.sweep.name)) return queue.boss
+    // Every queue a command sends to: a database an older version set up lacks the newer ones.
+    const sends = [QUEUES.sweep.name, QUEUES.runReport.name]
+    const found = await Promise.all(sends.map((name) => queue.boss.getQueue(name)))
+    if (found.every(Boolean)) return queue.boss
     await queue.boss.stop({ graceful: false })
   }
   return startJobQueue(connectionString, logger)

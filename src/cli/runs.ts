@@ -4,6 +4,7 @@
 import { findResource } from '../resources/index.ts'
 import { cancelRun, listRuns, MAX_RUN_PAGE, runJson, runPageJson } from '../status/run-history.ts'
 import type { RunView } from '../store/runs.ts'
+import { relayRunEnd } from '../sync/run-report.ts'
 import { sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
 import { withExistingDatabase } from './existing-database.ts'
@@ -105,7 +106,8 @@ async function cancel(context: CommandContext): Promise<number> {
     // The job queue sends the job of the sweep that waited for a resource this run held.
     const boss = await openSendingQueue(url, logger)
     try {
-      const result = await cancelRun({ db, enqueue: sweepEnqueuer(boss) }, runId, 'cli')
+      const relay = relayRunEnd(boss)
+      const result = await cancelRun({ db, enqueue: sweepEnqueuer(boss), relay }, runId, 'cli')
       if (result.status === 'unknown') {
         console.error(`crm-sync cancel: no run ${runId}`)
         return EXIT.failed

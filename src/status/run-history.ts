@@ -10,7 +10,7 @@ import {
   readRun,
   readRuns,
 } from '../store/runs.ts'
-import { reportRunEnd } from '../sync/sweep/run-end.ts'
+import { type RelayRunEnd, reportRunEnd } from '../sync/sweep/run-end.ts'
 
 export const DEFAULT_RUN_PAGE = 20
 export const MAX_RUN_PAGE = 100
@@ -72,10 +72,10 @@ export type CancelResult =
 /**
  * Ends every unfinished sweep of the run as failed with `cancelled by <by>` (store/runs/cancel.ts) and
  * answers with the run as it then is. With a logger, the cancellation and the run's end ("run
- * finished") are logged, as the end of a sweep logs them.
+ * finished") are logged, as the end of a sweep logs them; a command hands the end on (`relay`).
  */
 export async function cancelRun(
-  deps: { db: Db; enqueue: EnqueueSweep; logger?: Logger },
+  deps: { db: Db; enqueue: EnqueueSweep; logger?: Logger; relay?: RelayRunEnd },
   runId: number,
   by: string,
 ): Promise<CancelResult> {
@@ -90,5 +90,8 @@ export async function cancelRun(
     // Cancelling ends every unfinished sweep: the last of them ended the run.
     await reportRunEnd({ db: deps.db, logger }, runId)
   }
+  // A command's cancellation reaches the service's log too (sync/run-report.ts); the run is cancelled
+  // whether or not that hand-over works.
+  await deps.relay?.(runId).catch(() => {})
   return { status: 'cancelled', run, resources: result.resources }
 }

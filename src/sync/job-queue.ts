@@ -85,6 +85,17 @@ export const QUEUES = {
     expireInSeconds: 6 * 3600,
     deadLetter: DEAD_LETTER_QUEUE,
   },
+  // "run finished" of a run that a command ended (`cancel`, `resync --wait` working its sweeps), for the
+  // service's log and /metrics (sync/run-report.ts): one replica logs it. A job no service takes up
+  // within a day is dropped: the run's row says the same.
+  runReport: {
+    name: 'run-report',
+    policy: 'standard',
+    retryLimit: 3,
+    retryDelay: 5,
+    expireInSeconds: 60,
+    retentionSeconds: 86_400,
+  },
 } as const satisfies Record<string, Queue>
 
 /**

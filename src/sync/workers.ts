@@ -24,6 +24,7 @@ import { queuedRefreshes } from './refresh/backlog.ts'
 import { createCatchUp } from './refresh/catch-up.ts'
 import { createRefreshHandler, type RefreshHandlerDeps } from './refresh/handler.ts'
 import { startRetention } from './retention.ts'
+import { createRunReportHandler } from './run-report.ts'
 import { runDeps, sweepEnqueuer } from './runs.ts'
 import { startSchedules } from './schedules.ts'
 import { sweepDepsFrom } from './sweep/deps.ts'
@@ -154,6 +155,12 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       createDeadLetterHandler({ db, enqueue, logger, observer }),
       observer,
     ),
+  )
+  // "run finished" of runs that a command ended (run-report.ts).
+  await boss.work(
+    QUEUES.runReport.name,
+    { pollingIntervalSeconds: 2 },
+    instrumented(QUEUES.runReport.name, createRunReportHandler({ db, logger, observer }), observer),
   )
   const schedules = await startSchedules({
     boss,

@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createLogger } from '../../src/log.ts'
 import { claimSweep, finishSweep, readRun } from '../../src/store/runs.ts'
+import { QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { startTestRun } from '../sync/support.ts'
 import { cli, removeWorkdirs, workdir } from './run.ts'
@@ -151,6 +153,14 @@ describe('crm-sync cancel', () => {
     })
     // the sweep that waited for crm.people has its job now
     expect((await readRun(database.db, waiting))?.resources[0]?.waiting).toBe(false)
+    // and the run's end goes on to the service's log: one report for a replica to take up
+    const boss = await startJobQueue(database.url, createLogger({ level: 'silent' }))
+    try {
+      const reports = await boss.fetch(QUEUES.runReport.name, { batchSize: 10 })
+      expect(reports.map((job) => job.data)).toEqual([{ runId }])
+    } finally {
+      await boss.stop({ graceful: false })
+    }
 
     const again = await cli(['cancel', String(runId), '--json'], env, cwd)
     expect(again.code).toBe(1)

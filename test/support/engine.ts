@@ -4,7 +4,7 @@ import { afterEach } from 'vitest'
 import type { Sandbox } from '../../sandbox/index.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { freePort } from '../../src/database/free-port.ts'
-import { createLogger } from '../../src/log.ts'
+import { createLogger, type Logger } from '../../src/log.ts'
 import { type Running, start } from '../../src/service.ts'
 import { dropTestDatabase, type TestDatabase } from './database.ts'
 
@@ -18,6 +18,7 @@ export async function startEngine(
   sandbox: Sandbox,
   databaseUrl: string,
   env: Record<string, string> = {},
+  logger?: Logger,
 ): Promise<Engine> {
   const port = await freePort()
   const publicUrl = `http://127.0.0.1:${port}`
@@ -33,7 +34,7 @@ export async function startEngine(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   })
-  const running = await start(config, createLogger({ level: config.logLevel, pretty: false }))
+  const running = await start(config, logger ?? createLogger({ level: config.logLevel, pretty: false }))
   return { ...running, publicUrl }
 }
 

@@ -8,6 +8,7 @@ import type { EnqueueSweep } from '../../store/runs.ts'
 import type { QueueRecordChecks } from '../job-queue.ts'
 import type { SyncObserver } from '../observer.ts'
 import type { VerificationSettings } from '../plan/verification.ts'
+import type { RelayRunEnd } from './run-end.ts'
 import { type TieOrders, tieOrders } from './tie-order.ts'
 
 export interface SweepSettings {
@@ -33,9 +34,10 @@ export interface SweepDeps {
   logger: Logger
   /**
    * Upstream clients whose every attempt, retries included, is also counted into `spent`: a sweep
-   * opens its own, so that its run can say how many requests it cost.
+   * opens its own, so that its run can say how many requests it cost; once `signal` (its job's) is
+   * aborted, they cut off the request in flight and send no other.
    */
-  openClients(spent: UpstreamMetrics): UpstreamClients
+  openClients(spent: UpstreamMetrics, signal?: AbortSignal): UpstreamClients
   settings: SweepSettings
   /** Sends the job of the sweep that waits for this one's resource, in the transaction that ends it. */
   enqueue: EnqueueSweep
@@ -43,6 +45,8 @@ export interface SweepDeps {
   queueChecks: QueueRecordChecks
   /** Told about records written and runs ended (for /metrics). */
   observer?: SyncObserver
+  /** A command's: hands a run its sweep ended on to the service's log (sync/run-report.ts). */
+  relay?: RelayRunEnd
   /** What the process has learnt of each resource's order of ties (tie-order.ts); a sweep's own without. */
   tieOrders?: TieOrders
 }
@@ -57,6 +61,7 @@ export function sweepDepsFrom(
     enqueue: EnqueueSweep
     queueChecks: QueueRecordChecks
     observer?: SyncObserver
+    relay?: RelayRunEnd
   },
 ): SweepDeps {
   return {
@@ -65,12 +70,14 @@ export function sweepDepsFrom(
     enqueue: deps.enqueue,
     queueChecks: deps.queueChecks,
     observer: deps.observer,
+    relay: deps.relay,
     tieOrders: tieOrders(),
-    openClients: (spent) =>
+    openClients: (spent, signal) =>
       createUpstreamClients(config, {
         db: deps.db,
         logger: deps.logger,
         metrics: teeMetrics(deps.metrics, spent),
+        signal,
       }),
     settings: {
       lookbackSeconds: config.syncLookbackSeconds,

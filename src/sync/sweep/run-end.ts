@@ -24,22 +24,28 @@ function runSummary(run: RunView) {
   }
 }
 
+/** Hands the end of a run on to the service, from a process that is not one (sync/run-report.ts). */
+export type RelayRunEnd = (runId: number) => Promise<void>
+
 /**
  * Logs the run ("run finished", with its records, requests and duration) and tells the observer: for
- * the one end of a sweep that finished it. Never throws: the sweep is done.
+ * the one end of a sweep that finished it. A command (`relay`) hands it on to the service as well.
+ * Never throws: the sweep is done.
  */
 export async function reportRunEnd(
-  deps: { db: Db; logger: Logger; observer?: SyncObserver },
+  deps: { db: Db; logger: Logger; observer?: SyncObserver; relay?: RelayRunEnd },
   runId: number,
+  fields: { endedBy?: string } = {},
 ): Promise<void> {
   try {
     const run = await readRun(deps.db, runId)
     if (!run?.finished_at) return
-    const summary = runSummary(run)
+    const summary = { ...runSummary(run), ...fields }
     if (run.status === 'failed') deps.logger.warn(summary, 'run finished')
     else deps.logger.info(summary, 'run finished')
     deps.observer?.runFinished?.(run)
+    await deps.relay?.(runId)
   } catch (error) {
-    deps.logger.warn({ err: error }, 'could not read the run that a sweep ended; it is not reported')
+    deps.logger.warn({ err: error }, 'could not report the end of a run; it is not reported')
   }
 }
