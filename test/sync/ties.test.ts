@@ -20,7 +20,7 @@ import {
   trackTies,
   windowFor,
 } from '../../src/sync/sweep/ties.ts'
-import { createTestDatabase, dropTestDatabase } from '../support/database.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { startEngine, useEngineRig } from '../support/engine.ts'
 import { requestRun, runEnded } from '../support/runs.ts'
 import { differences } from '../support/truth.ts'
@@ -183,6 +183,14 @@ describe('tie groups at page boundaries', () => {
 const rig = useEngineRig()
 
 /** `count` records of a collection changed within one second: a mass edit. */
+/** The mirror's people are the sandbox's, field for field. */
+async function expectPeopleMirrored(db: TestDatabase['db'], sandbox: Sandbox) {
+  const truth = sandbox.control.crm
+    .liveIds('people')
+    .map((id) => sandbox.control.crm.get('people', id) as { id: number })
+  expect(await mirrorOf(db, people)).toEqual(truthOf(truth, people))
+}
+
 function massEdit(upstream: Sandbox, count: number) {
   const { crm, reservation } = upstream.control
   const edited = { people: 0, bookings: 0, contacts: 0 }
@@ -324,10 +332,7 @@ describe('a walk stopped while it reads a group of ties again', () => {
 
       await createSweepHandler(sweepDeps(database.db, config))([{ ...job, id: 'job-2' }])
       expect((await readRun(database.db, result.runId))?.status).toBe('succeeded')
-      const truth = sandbox.control.crm
-        .liveIds('people')
-        .map((id) => sandbox.control.crm.get('people', id) as { id: number })
-      expect(await mirrorOf(database.db, people)).toEqual(truthOf(truth, people))
+      await expectPeopleMirrored(database.db, sandbox)
     } finally {
       await sandbox.stop()
       await dropTestDatabase(database)
@@ -531,10 +536,7 @@ describe('walks where every page is shifted by a change, ties in one order or an
         else expect(counted.again).toBeGreaterThanOrEqual(9)
         // The people the second walk moved to the front are found by its reconciliation; the first
         // walk's, on its first pages.
-        const truth = sandbox.control.crm
-          .liveIds('people')
-          .map((id) => sandbox.control.crm.get('people', id) as { id: number })
-        expect(await mirrorOf(database.db, people)).toEqual(truthOf(truth, people))
+        await expectPeopleMirrored(database.db, sandbox)
       } finally {
         await sandbox.stop()
         await dropTestDatabase(database)
