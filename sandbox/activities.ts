@@ -11,21 +11,10 @@
 import type { Behaviour } from './faults.ts'
 import type { Ids } from './ids.ts'
 import type { Actor, Kind } from './kind.ts'
-import type { Plural } from './kinds.ts'
 import { type FieldFilter, matchesFilters } from './listing.ts'
+import type { ActivityRow, ActivityVerb, Plural, Stamped } from './rows.ts'
 import type { Generation } from './seeding.ts'
-import { type Collection, insert, type Stamped, type Store } from './store.ts'
-
-export type ActivityVerb = 'create' | 'update' | 'destroy'
-
-export interface ActivityRow extends Stamped {
-  user_id: number | null
-  attachable_id: number
-  attachable_type: string
-  verb: ActivityVerb
-  confidential: boolean
-  change: Record<string, unknown>
-}
+import { type Collection, insert, type Store } from './store.ts'
 
 /** The kinds whose writes are logged, and the attachable type an activity names them by. */
 export const LOGGED: Partial<Record<Plural, { type: string; key: string }>> = {

@@ -6,26 +6,9 @@
 import { z } from 'zod'
 import type { FieldErrors } from './http.ts'
 import { assignGiven, contains, invalid, type Kind, optionalId, required, unknownUser } from './kind.ts'
+import { ATTACHMENT_TARGETS, type AttachmentRow, type AttachmentTarget } from './rows.ts'
 import type { Generation } from './seeding.ts'
-import { insert, type Stamped, type Store } from './store.ts'
-
-/** What an attachment is attached to: a note (`Protocol`), or a person, company, deal or project. */
-export const ATTACHMENT_TARGETS = ['Protocol', 'Person', 'Company', 'Deal', 'Project'] as const
-export type AttachmentTarget = (typeof ATTACHMENT_TARGETS)[number]
-
-export interface AttachmentRow extends Stamped {
-  uuid: string
-  user_id: number | null
-  attachable_id: number | null
-  attachable_type: AttachmentTarget | null
-  content_type: string
-  filename: string
-  attachment_category_id: number | null
-  /** Bytes of the file, when its content is made from the row. */
-  size: number
-  /** The file as given on create (Base64), when it was. */
-  data?: string
-}
+import { insert, type Store } from './store.ts'
 
 const CONTENT_TYPES = [
   ['application/pdf', 'pdf'],

@@ -8,7 +8,7 @@ import type {
   PositionRow,
   Reachable,
   TagRow,
-} from './store.ts'
+} from './rows.ts'
 import type { View } from './view.ts'
 
 export interface Owner {

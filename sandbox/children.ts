@@ -4,7 +4,7 @@
 import { z } from 'zod'
 import { flag, id, optionalId, required, text, type WriteContext } from './kind.ts'
 import { COUNTRY_NAMES } from './names.ts'
-import type { AddrRow, DetailKind, PositionRow, Reachable, Tagged, TagRow } from './store.ts'
+import type { AddrRow, DetailKind, PositionRow, Reachable, Tagged, TagRow } from './rows.ts'
 
 /** Nested attributes come as an object keyed by index strings; an array is accepted too. */
 export function nested<T extends z.ZodType>(entry: T) {

@@ -13,7 +13,7 @@ import {
   required,
   unknownUser,
 } from './kind.ts'
-import type { CompanyRow } from './store.ts'
+import type { CompanyRow } from './rows.ts'
 import type { View } from './view.ts'
 
 const fields = { background: longText, user_id: optionalId, ...reachableAttributes }

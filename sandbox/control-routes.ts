@@ -5,7 +5,8 @@ import { z } from 'zod'
 import { type CrmCollection, type Fields, type SandboxControl, SandboxError } from './control.ts'
 import { fieldErrors, idParam, isObject } from './http.ts'
 import { isPlural } from './kinds.ts'
-import { isReservationCollection, type ReservationCollection } from './reservation-kinds.ts'
+import { isReservationCollection } from './reservation-kinds.ts'
+import type { ReservationCollection } from './reservation-rows.ts'
 import { SEEDED_RESOURCES } from './seed.ts'
 
 const size = z.number().int().min(0)

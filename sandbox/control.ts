@@ -18,11 +18,11 @@ import { membersOf, PLURAL_OF } from './filter-groups.ts'
 import { renderHook } from './hooks.ts'
 import type { FieldErrors } from './http.ts'
 import type { Actor, Outcome } from './kind.ts'
-import type { Plural } from './kinds.ts'
-import { type ReservationCollection, type ReservationKind, reservationKinds } from './reservation-kinds.ts'
+import { type ReservationKind, reservationKinds } from './reservation-kinds.ts'
+import type { ReservationCollection } from './reservation-rows.ts'
+import type { Plural, Stamped } from './rows.ts'
 import { type SeedCount, seedRecords } from './seed.ts'
 import type { SandboxState } from './state.ts'
-import type { Stamped } from './store.ts'
 import {
   type UndocumentedPaging,
   type UndocumentedPagingPatch,
@@ -30,7 +30,7 @@ import {
 } from './undocumented-paging.ts'
 
 export type CrmCollection = Plural
-export type { ReservationCollection } from './reservation-kinds.ts'
+export type { ReservationCollection } from './reservation-rows.ts'
 export type Fields = Record<string, unknown>
 /** A record, tag or address as the API shows it. */
 export type SandboxRecord = { id: number; [key: string]: unknown }

@@ -13,20 +13,10 @@ import { publish } from './hooks.ts'
 import { type FieldErrors, fieldErrors } from './http.ts'
 import type { Ids } from './ids.ts'
 import { type Actor, type Kind, type Outcome, parseIncludes, type WriteContext } from './kind.ts'
-import { crmKinds, type Plural } from './kinds.ts'
+import { crmKinds } from './kinds.ts'
 import { linkReferences, relinking, unlinkReferences } from './relations.ts'
-import {
-  type AddrRow,
-  changed,
-  insert,
-  type Reachable,
-  remove,
-  type Stamped,
-  type Store,
-  type Tagged,
-  type TagRow,
-  type WorkRow,
-} from './store.ts'
+import type { AddrRow, Plural, Reachable, Stamped, Tagged, TagRow, WorkRow } from './rows.ts'
+import { changed, insert, remove, type Store } from './store.ts'
 import type { View } from './view.ts'
 
 const { people, companies, deals, projects } = crmKinds

@@ -1,12 +1,22 @@
 // The CRM's /api/hooks: the registry of webhooks, as an API client manages it.
 import type { Context, Hono } from 'hono'
-import { nowSeconds } from './clock.ts'
-import type { CrmAppOptions } from './crm.ts'
+import { type Clock, nowSeconds } from './clock.ts'
+import type { CrmAccount } from './crm-account.ts'
 import { hookInput, renderHook } from './hooks.ts'
 import { emptyOk, fieldErrors, ID, isObject, notFound, readJson, unprocessable } from './http.ts'
-import { type HookRow, insert, remove } from './store.ts'
+import type { Ids } from './ids.ts'
+import type { HookRow } from './rows.ts'
+import { insert, remove, type Store } from './store.ts'
 
-export function hookRoutes(app: Hono, options: CrmAppOptions): void {
+/** What the routes use of the CRM app's options (crm.ts). */
+export interface HookRouteDeps {
+  account: CrmAccount
+  store: Store
+  ids: Ids
+  clock: Clock
+}
+
+export function hookRoutes(app: Hono, options: HookRouteDeps): void {
   const { store, account } = options
   const { view } = account
   const missing = (c: Context) => notFound(c, `Hook with 'id'=${c.req.param('id')}`)

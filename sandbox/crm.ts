@@ -1,14 +1,15 @@
 // The CRM service over HTTP: /api/<objects>(.json), records wrapped under their singular name.
 // Routes are registered per entry of the table of kinds (kinds.ts); a record's sub-objects are in
-// crm-child-routes.ts, the webhook registry in crm-hook-routes.ts.
+// crm-child-routes.ts, the webhook registry in crm-hook-routes.ts, a filter group's members in
+// crm-filter-group-routes.ts.
 import { type Context, Hono } from 'hono'
 import { getPath } from 'hono/utils/url'
 import type { Clock } from './clock.ts'
 import type { CrmAccount } from './crm-account.ts'
 import { childRoutes } from './crm-child-routes.ts'
+import { filterGroupRoutes } from './crm-filter-group-routes.ts'
 import { hookRoutes } from './crm-hook-routes.ts'
 import type { Behaviour } from './faults.ts'
-import { filterGroupRoutes } from './filter-groups.ts'
 import { apiGate, type GateOptions } from './gate.ts'
 import {
   capitalised,
@@ -31,7 +32,8 @@ import {
   renderUser,
 } from './kind.ts'
 import { matchesFilters, pageOf, parseFilters, parseOrder, parsePaging, sortedRows } from './listing.ts'
-import type { Stamped, Store, Tagged } from './store.ts'
+import type { Stamped, Tagged } from './rows.ts'
+import type { Store } from './store.ts'
 import { utcView } from './view.ts'
 
 export interface CrmAppOptions {
@@ -123,7 +125,7 @@ export function createCrmApp(options: CrmAppOptions): Hono {
     return unprocessable(c, outcome.errors)
   }
 
-  // A group's members, not the group (filter-groups.ts): before the kinds' `show` of the same path.
+  // A group's members, not the group (crm-filter-group-routes.ts): before the kinds' `show` of its path.
   filterGroupRoutes(app, { account, maxPerpage: options.maxPerpage })
   for (const kind of Object.values(account.kinds)) {
     const base = `/api/${kind.plural}`

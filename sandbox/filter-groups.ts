@@ -4,38 +4,15 @@
 // from the current records on every request: a rule (records whose name starts with one of some
 // letters) or a fixed list of ids (those still live). A group's `element_count` is computed the same
 // way; a change of membership leaves the group's `updated_at` alone, as a saved filter would. The
-// upstream sends no webhooks for groups; the control API creates, changes and deletes them.
-import type { Context, Hono } from 'hono'
+// upstream sends no webhooks for groups; the control API creates, changes and deletes them. The route
+// of a group's members is in crm-filter-group-routes.ts.
 import { z } from 'zod'
-import type { CrmAccount } from './crm-account.ts'
-import { ID, notFound } from './http.ts'
-import {
-  ATTACHABLE_TYPES,
-  type AttachableType,
-  assignGiven,
-  contains,
-  id,
-  invalid,
-  type Kind,
-  parseIncludes,
-  parseMethods,
-  required,
-} from './kind.ts'
-import { pageOf, parsePaging } from './listing.ts'
+import { assignGiven, contains, id, invalid, type Kind, required } from './kind.ts'
 import { createRandom } from './random.ts'
+import { ATTACHABLE_TYPES, type AttachableType, type FilterGroupRow, type Stamped } from './rows.ts'
 import type { Generation } from './seeding.ts'
-// Types only from store.ts: control.ts imports this file, and store.ts imports the table of kinds.
-import type { Stamped, Store } from './store.ts'
+import type { Store } from './store.ts'
 import { stamp } from './view.ts'
-
-export interface FilterGroupRow extends Stamped {
-  name: string
-  model_type: AttachableType
-  /** Members: the records whose name starts with one of these letters (any case)... */
-  letters: string | null
-  /** ...or exactly these records, while they exist (when `letters` is null). */
-  member_ids: number[]
-}
 
 /** The collection of a model type, by its plural. */
 export const PLURAL_OF = {
@@ -154,26 +131,4 @@ export const filterGroups: Kind<FilterGroupRow> = {
       })
     }
   },
-}
-
-const DEFAULT_PERPAGE = 25
-
-/**
- * `GET /api/filter_groups/{id}`: the group's members, a page of them (`perpage`, `page`, capped like
- * every index), with `includes` as for the index of their type. Registered before the routes of the
- * kinds, so that it answers instead of a `show` of the group.
- */
-export function filterGroupRoutes(app: Hono, deps: { account: CrmAccount; maxPerpage(): number }): void {
-  const { account } = deps
-  const { view } = account
-  app.get(`/api/filter_groups/${ID}`, (c: Context) => {
-    const group = view.store.filter_groups.rows.get(Number(c.req.param('id')))
-    if (!group) return notFound(c, `FilterGroup with 'id'=${c.req.param('id')}`)
-    const kind = account.kinds[PLURAL_OF[group.model_type]]
-    const paging = parsePaging((name) => c.req.query(name), DEFAULT_PERPAGE, deps.maxPerpage())
-    const includes = parseIncludes(c.req.query('includes'), kind.includeOptions)
-    const methods = parseMethods(c.req.query('methods'))
-    const page = pageOf(membersOf(view.store, group), paging)
-    return c.json(page.map((row) => ({ [kind.wrapper]: kind.render(view, row, includes, methods) })))
-  })
 }

@@ -2,7 +2,8 @@
 import { z } from 'zod'
 import { WEBHOOK_EVENTS, WEBHOOK_MODELS, type WebhookModel } from '../src/resources/index.ts'
 import type { DeliveryQueue } from './deliveries.ts'
-import type { HookModel, HookRow, Store } from './store.ts'
+import type { HookModel, HookRow } from './rows.ts'
+import type { Store } from './store.ts'
 import type { View } from './view.ts'
 
 /** The models of the resource table's webhooks: those the upstream takes hooks for. */

@@ -5,17 +5,11 @@ import { parseTimestamp } from './clock.ts'
 import type { Behaviour } from './faults.ts'
 import { type FieldErrors, fieldErrors } from './http.ts'
 import type { Ids } from './ids.ts'
-import type { Plural } from './kinds.ts'
-import type { FieldFilter } from './listing.ts'
+import type { FieldFilter, Query } from './listing.ts'
+import type { AttachableType, HookModel, Plural, Stamped, UserRow } from './rows.ts'
 import type { Generation } from './seeding.ts'
-import type { Collection, HookModel, Stamped, Store, UserRow } from './store.ts'
+import type { Collection, Store } from './store.ts'
 import type { View } from './view.ts'
-
-export type { Plural } from './kinds.ts'
-
-/** What tasks (and tags, addresses) attach to. */
-export const ATTACHABLE_TYPES = ['Person', 'Company', 'Deal', 'Project'] as const
-export type AttachableType = (typeof ATTACHABLE_TYPES)[number]
 
 /** Who makes a change: a user in the upstream's UI, or the owner of the API key. */
 export interface Actor {
@@ -33,8 +27,6 @@ export interface WriteContext {
 
 /** A failure is a 422 with field errors, unless it says otherwise (507: no storage left). */
 export type Outcome<R> = { ok: true; row: R } | { ok: false; errors: FieldErrors; status?: 507 }
-
-export type Query = (name: string) => string | undefined
 
 // Method syntax on purpose: it lets a Kind<PersonRow> stand in the table of Kind<Stamped>.
 export interface Kind<R extends Stamped = Stamped> {

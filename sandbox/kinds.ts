@@ -2,8 +2,10 @@
 // /api/<plural> (index, show, writes; webhooks when the kind names a model). The routes, the
 // store's collections, the control API, the seed counts and the mirror comparison
 // (mirror-truth.ts) are derived from it. A kind's key is its plural, the path of its entry in the
-// resource table (src/resources); test/sandbox/kinds.test.ts proves the two agree. A resource the
-// CRM only lists (reference data) is one entry here, built by `plainKind` from its table entry.
+// resource table (src/resources); test/sandbox/kinds.test.ts proves the two agree. The plurals and the
+// row each kind stores are declared below the kinds (rows.ts: `KindRows`) and type this table, so no
+// kind imports it. A resource the CRM only lists (reference data) is one entry here, built by
+// `plainKind` from its table entry.
 
 import { customFieldTypes } from '../src/resources/crm.ts'
 import { activityKind } from './activities.ts'
@@ -14,10 +16,11 @@ import type { Kind } from './kind.ts'
 import { notes } from './notes.ts'
 import { people } from './people.ts'
 import { plainKind } from './plain-kind.ts'
+import type { KindRows, Plural } from './rows.ts'
 import { tasks } from './tasks.ts'
 import { deals, projects } from './work.ts'
 
-export const crmKinds = {
+export const crmKinds: { readonly [P in Plural]: Kind<KindRows[P]> } = {
   people,
   companies,
   deals,
@@ -30,11 +33,7 @@ export const crmKinds = {
   activities: activityKind,
   // Last: its seed draws after every other kind's, so it changes none of theirs.
   attachments,
-} as const
-
-export type Plural = keyof typeof crmKinds
-/** The row type a kind stores. */
-export type KindRow<P extends Plural> = (typeof crmKinds)[P] extends Kind<infer R> ? R : never
+}
 
 export const PLURALS = Object.keys(crmKinds) as Plural[]
 

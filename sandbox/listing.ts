@@ -1,8 +1,11 @@
 // Index pages: ordering, offset paging and field filters, shared by both services.
 // Sort orders are cached per collection version, so a sweep of 400 pages sorts once, not 400 times.
 import { parseTimestamp } from './clock.ts'
-import type { Query } from './kind.ts'
-import type { Collection, Stamped } from './store.ts'
+import type { Stamped } from './rows.ts'
+import type { Collection } from './store.ts'
+
+/** A request's query parameters, by name. */
+export type Query = (name: string) => string | undefined
 
 export type Criterion = 'created_at' | 'updated_at' | 'name'
 export interface Order {

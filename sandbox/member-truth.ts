@@ -6,8 +6,8 @@
 import { sql } from 'kysely'
 import { type AnyResource, resources } from '../src/resources/index.ts'
 import type { Db } from '../src/store/database.ts'
-import type { Difference, TableTruth } from './mirror-truth.ts'
 import type { Sandbox } from './sandbox.ts'
+import type { Difference, TableTruth } from './table-truth.ts'
 
 /** The resource a sandbox collection is (`people` → crm.people). */
 const resourceOf = (collection: string) =>

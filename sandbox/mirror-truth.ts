@@ -28,6 +28,9 @@ import { isPlural } from './kinds.ts'
 import { compareMembers } from './member-truth.ts'
 import { isReservationCollection } from './reservation-kinds.ts'
 import type { Sandbox } from './sandbox.ts'
+import type { Difference, TableTruth } from './table-truth.ts'
+
+export type { TableTruth } from './table-truth.ts'
 
 type UpstreamRecord = Record<string, unknown>
 
@@ -75,25 +78,6 @@ export function truthOf(sandbox: Pick<Sandbox, 'control'>, resource: AnyResource
       get: (id) => (typeof id === 'number' ? reservation.get(collection, id) : undefined),
     }
   throw new Error(`the sandbox does not simulate ${resource.name}`)
-}
-
-export interface Difference {
-  table: string
-  id: RecordId
-  /** `missing`, `tombstoned`, `stale` (live in the mirror, deleted upstream), or what differs. */
-  what: string
-}
-
-export interface TableTruth {
-  table: string
-  /** Live records upstream. */
-  upstream: number
-  /** Of them, those whose live row matches in every compared respect. */
-  inSync: number
-  /** Rows live in the mirror whose record is gone upstream. */
-  stale: number
-  /** The first differences, at most `limit` of them. */
-  differences: Difference[]
 }
 
 export interface CompareOptions {

@@ -19,8 +19,9 @@ import {
   type WriteContext,
 } from './kind.ts'
 import { linkReferences } from './relations.ts'
+import { type AttachableType, NOTE_LINKS, type NoteRow } from './rows.ts'
 import type { Generation } from './seeding.ts'
-import { type AttachableType, insert, NOTE_LINKS, type NoteRow, type Store } from './store.ts'
+import { insert, type Store } from './store.ts'
 
 export const NOTE_TYPES = ['ProtocolObjectNote', 'ProtocolUserNote', 'ProtocolAttachment'] as const
 export const NOTE_FORMATS = ['plaintext', 'markdown', 'textile', 'html'] as const

@@ -18,7 +18,7 @@ import {
   type WriteContext,
 } from './kind.ts'
 import { genderOf } from './names.ts'
-import type { PersonRow } from './store.ts'
+import type { PersonRow } from './rows.ts'
 import type { View } from './view.ts'
 
 export const GENDERS = [

@@ -5,11 +5,9 @@
 import { z } from 'zod'
 import type { Resource } from '../src/resources/index.ts'
 import { assignGiven, contains, flag, invalid, type Kind } from './kind.ts'
-import type { Plural } from './kinds.ts'
-import { insert, type Stamped } from './store.ts'
+import type { PlainRow, Plural } from './rows.ts'
+import { insert } from './store.ts'
 import { stamp } from './view.ts'
-
-export type PlainRow = Stamped & Record<string, unknown>
 
 const SET_BY_THE_SERVICE = new Set(['id', 'account_id', 'created_at', 'updated_at'])
 

@@ -2,18 +2,9 @@
 // deals and projects to their people and company, tasks to what they are attached to, notes to what
 // they are linked to, bookings to their contact. Destroys then find their dependants without scanning
 // a collection.
-import {
-  type BookingRow,
-  link,
-  NOTE_LINKS,
-  type NoteRow,
-  type PersonRow,
-  type Stamped,
-  type Store,
-  type TaskRow,
-  unlink,
-  type WorkRow,
-} from './store.ts'
+import type { BookingRow } from './reservation-rows.ts'
+import { NOTE_LINKS, type NoteRow, type PersonRow, type Stamped, type TaskRow, type WorkRow } from './rows.ts'
+import { link, type Store, unlink } from './store.ts'
 
 type Reference = [index: Map<number, Set<number>>, key: number]
 

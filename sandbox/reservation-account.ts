@@ -21,8 +21,9 @@ import {
   text,
 } from './kind.ts'
 import { linkReferences, relinking, unlinkReferences } from './relations.ts'
+import type { BookingRow, ContactRow } from './reservation-rows.ts'
 import { tagOperations, untagAll } from './reservation-tags.ts'
-import { type BookingRow, type ContactRow, changed, insert, remove, type Store } from './store.ts'
+import { changed, insert, remove, type Store } from './store.ts'
 import type { View } from './view.ts'
 
 export const NEWSLETTER_STATES = [

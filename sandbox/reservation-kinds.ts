@@ -2,21 +2,24 @@
 // how its index pages and what its routes and the control API do with it. The routes (index, show,
 // create, update, delete under /api/<key>), the store's use of it, the control API, the seed counts
 // and the mirror comparison (mirror-truth.ts) are derived from it; its keys are the paths of the
-// resource table's entries (test/sandbox/kinds.test.ts). A new reservation resource is an entry here
-// (with its rows in the store); reservation.ts adds only the routes beyond the standard ones.
-import type { Outcome, Query } from './kind.ts'
+// resource table's entries (test/sandbox/kinds.test.ts), and of `ReservationRows` (reservation-rows.ts),
+// which types it. A new reservation resource is an entry here (with its row there and its collection in
+// the store); reservation.ts adds only the routes beyond the standard ones.
+import type { Outcome } from './kind.ts'
+import type { Query } from './listing.ts'
 import { type ReservationAccount, renderBooking, renderContact } from './reservation-account.ts'
-import { renderTag, renderWebform, seedTags, seedWebforms, tagsOfContact } from './reservation-tags.ts'
-import type { Generation } from './seeding.ts'
 import type {
   BookingRow,
-  Collection,
   ContactRow,
+  ReservationCollection,
+  ReservationRows,
   ReservationTagRow,
-  Stamped,
-  Store,
   WebformRow,
-} from './store.ts'
+} from './reservation-rows.ts'
+import { renderTag, renderWebform, seedTags, seedWebforms, tagsOfContact } from './reservation-tags.ts'
+import type { Stamped } from './rows.ts'
+import type { Generation } from './seeding.ts'
+import type { Collection, Store } from './store.ts'
 import type { View } from './view.ts'
 
 export interface ReservationKind<R extends Stamped = Stamped> {
@@ -108,9 +111,15 @@ const webforms: ReservationKind<WebformRow> = {
   seed: seedWebforms,
 }
 
-export const reservationKinds = { contacts, bookings, tags, webforms } as const
+export const reservationKinds: {
+  readonly [C in ReservationCollection]: ReservationKind<ReservationRows[C]>
+} = {
+  contacts,
+  bookings,
+  tags,
+  webforms,
+}
 
-export type ReservationCollection = keyof typeof reservationKinds
 export const RESERVATION_COLLECTIONS = Object.keys(reservationKinds) as ReservationCollection[]
 
 export function isReservationCollection(name: string | undefined): name is ReservationCollection {

@@ -5,22 +5,13 @@
 // deleting a tag changes the tags of its contacts without touching them, and tagging or untagging a
 // contact touches its `updated_at` only with `childChangesTouchParent`.
 import { z } from 'zod'
-import { nowSeconds } from './clock.ts'
-import { bump } from './faults.ts'
+import { type Clock, nowSeconds } from './clock.ts'
+import { type Behaviour, bump, type Counters } from './faults.ts'
+import type { Ids } from './ids.ts'
 import { assignGiven, flag, invalid, type Outcome, optionalId, required } from './kind.ts'
-import type { ReservationAccountDeps } from './reservation-account.ts'
+import type { ContactRow, ReservationTagRow, WebformRow } from './reservation-rows.ts'
 import type { Generation } from './seeding.ts'
-import {
-  type ContactRow,
-  changed,
-  insert,
-  link,
-  type ReservationTagRow,
-  remove,
-  type Store,
-  unlink,
-  type WebformRow,
-} from './store.ts'
+import { changed, insert, link, remove, type Store, unlink } from './store.ts'
 import type { View } from './view.ts'
 
 const tagInput = z.object({ name: required(100) })
@@ -71,8 +62,17 @@ function tag(store: Store, contactId: number, tagId: number): void {
 
 const token = (id: number) => (id * 2_654_435_761).toString(16).slice(-12).padStart(12, '0')
 
+/** What the operations use of the account's dependencies (reservation-account.ts). */
+export interface TagOperationDeps {
+  store: Store
+  ids: Ids
+  clock: Clock
+  behaviour(): Behaviour
+  counters(): Counters
+}
+
 /** What the account does with tags, webforms and the tags of contacts. */
-export function tagOperations(deps: ReservationAccountDeps) {
+export function tagOperations(deps: TagOperationDeps) {
   const { store } = deps
   const count = (event: string) => bump(deps.counters().changes, event)
   const now = () => nowSeconds(deps.clock)

@@ -1,15 +1,22 @@
 // Deterministic test data: the same seed number and count give the same records with the same ids.
 // Written straight into the store (no webhooks, no validation) so 200,000 people take seconds.
 import type { Ids } from './ids.ts'
-import { crmKinds } from './kinds.ts'
+import { crmKinds, PLURALS } from './kinds.ts'
 import { createRandom } from './random.ts'
-import { reservationKinds } from './reservation-kinds.ts'
+import { RESERVATION_COLLECTIONS, reservationKinds } from './reservation-kinds.ts'
+import type { Stamped } from './rows.ts'
 import { seedCrm } from './seed-crm.ts'
 import { seedReservations } from './seed-reservations.ts'
 import { DAY, type Generation, moments, type SeededResource, type SeedOptions } from './seeding.ts'
-import { type Collection, changed, insert, type Stamped, type Store } from './store.ts'
+import { type Collection, changed, insert, type Store } from './store.ts'
 
-export { SEEDED_RESOURCES, type SeedCount, type SeedOptions } from './seeding.ts'
+export type { SeedCount, SeedOptions } from './seeding.ts'
+
+/** Every kind of both services, by its collection name, in the order of the tables of kinds. */
+export const SEEDED_RESOURCES = [...PLURALS, ...RESERVATION_COLLECTIONS] as [
+  SeededResource,
+  ...SeededResource[],
+]
 
 /** Users exist in every account; the first owns the API key. */
 export function seedUsers(store: Store, ids: Ids): number[] {

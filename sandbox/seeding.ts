@@ -1,16 +1,12 @@
 // What the seed generators share: the options, the counts per resource, and timestamps in bursts.
 import type { Ids } from './ids.ts'
-import { PLURALS, type Plural } from './kinds.ts'
 import type { Random } from './random.ts'
-import { RESERVATION_COLLECTIONS, type ReservationCollection } from './reservation-kinds.ts'
+import type { ReservationCollection } from './reservation-rows.ts'
+import type { Plural } from './rows.ts'
 import type { Store } from './store.ts'
 
-/** Every kind of both services, by its collection name (`people`, `contacts`). */
+/** Every kind of both services, by its collection name (`people`, `contacts`); all listed in seed.ts. */
 export type SeededResource = Plural | ReservationCollection
-export const SEEDED_RESOURCES = [...PLURALS, ...RESERVATION_COLLECTIONS] as [
-  SeededResource,
-  ...SeededResource[],
-]
 /** Records of each resource, or per resource (those not named get none). */
 export type SeedCount = number | Partial<Record<SeededResource, number>>
 

@@ -18,6 +18,7 @@ import {
 } from './faults.ts'
 import { settleDelivery } from './hooks.ts'
 import { createIds } from './ids.ts'
+import { PLURALS } from './kinds.ts'
 import { createRandom } from './random.ts'
 import { createReservationAccount } from './reservation-account.ts'
 import { seedUsers } from './seed.ts'
@@ -52,7 +53,7 @@ export function createState(options: StateOptions = {}) {
   const seed = options.seed ?? 1
   const clock = options.clock ?? systemClock
   const offsetMinutes = options.utcOffsetMinutes ?? 60
-  const store = createStore()
+  const store = createStore(PLURALS)
   const ids = createIds(seed)
   const faults: Faults = noFaults()
   patchFaults(faults, faultsPatchSchema.parse(options.faults ?? {}))

@@ -1,15 +1,14 @@
-// The sandbox's ground truth, in memory. Rows hold what the upstream stores (timestamps as epoch
-// seconds, children as optional arrays); the renderers turn them into the upstream's payloads.
-// Plain objects in Maps keep 200,000 people within a benchmark's memory.
-import type { WebhookModel } from '../src/resources/index.ts'
-import { ATTACHABLE_TYPES, type AttachableType } from './kind.ts'
-import { type KindRow, PLURALS, type Plural } from './kinds.ts'
-
-export interface Stamped {
-  id: number
-  created_at: number
-  updated_at: number
-}
+// The sandbox's ground truth, in memory: a collection of rows (rows.ts) per resource, and the
+// reverse indexes between them. Plain objects in Maps keep 200,000 people within a benchmark's memory.
+import type { BookingRow, ContactRow, ReservationTagRow, WebformRow } from './reservation-rows.ts'
+import {
+  ATTACHABLE_TYPES,
+  type AttachableType,
+  type HookRow,
+  type KindRows,
+  type Plural,
+  type UserRow,
+} from './rows.ts'
 
 export interface Collection<R extends { id: number }> {
   readonly rows: Map<number, R>
@@ -39,223 +38,8 @@ export function remove(from: Collection<{ id: number }>, id: number, at: number)
   from.version++
 }
 
-// ---- CRM -------------------------------------------------------------------------------------
-
-/** The models the CRM sends webhooks for: those of the resource table. */
-export type HookModel = WebhookModel
-export type { AttachableType } from './kind.ts'
-
-export interface TagRow extends Stamped {
-  name: string
-  api_input: boolean
-}
-
-export interface AddrRow extends Stamped {
-  atype: string | null
-  primary: boolean | null
-  street: string
-  zip: string
-  city: string
-  state_code: string | null
-  country_code: string | null
-  country_name: string | null
-}
-
-export type DetailKind = 'tels' | 'emails' | 'homepages'
-
-export interface DetailRow extends Stamped {
-  kind: DetailKind
-  atype: string
-  name: string
-  primary: boolean
-  api_input: boolean
-}
-
-export interface PositionRow extends Stamped {
-  company_id: number | null
-  company_name: string | null
-  name: string | null
-  department: string | null
-  primary_function: boolean
-  former: boolean
-}
-
-export interface Tagged {
-  tags?: TagRow[]
-}
-
-/** People and companies: what they carry beyond tags. */
-export interface Reachable extends Tagged {
-  addrs?: AddrRow[]
-  details?: DetailRow[]
-}
-
-export interface PersonRow extends Stamped, Reachable {
-  user_id: number | null
-  country_code: string | null
-  salutation: string | null
-  title: string | null
-  /** A string in current responses, an integer in older ones: both occur. */
-  gender: string | number | null
-  first_name: string | null
-  name: string
-  background: string | null
-  created_by_user_id: number | null
-  updated_by_user_id: number | null
-  positions?: PositionRow[]
-}
-
-export interface CompanyRow extends Stamped, Reachable {
-  name: string
-  background: string | null
-  user_id: number | null
-  created_by_user_id: number | null
-  updated_by_user_id: number | null
-  is_own: boolean
-  demo: boolean
-  import_log_id: number | null
-}
-
-/** Deals and projects. */
-export interface WorkRow extends Stamped, Tagged {
-  user_id: number | null
-  company_id: number | null
-  name: string
-  description: string | null
-  target_date: string
-  finished_at: number | null
-  current_state: string
-  created_by_user_id: number | null
-  updated_by_user_id: number | null
-  person_ids?: number[]
-}
-
-export interface DealRow extends WorkRow {
-  /** Decimal strings, as the upstream returns them. */
-  value: string
-  value_type: string
-  value_count: string
-  currency: string
-}
-
-export type ProjectRow = WorkRow
-
-export interface TaskRow extends Stamped {
-  attachable_id: number | null
-  attachable_type: AttachableType | null
-  badge: string
-  finished: boolean
-  name: string
-  precise_time: number | null
-  user_id: number | null
-  created_by_user_id: number | null
-  updated_by_user_id: number | null
-  comments_count: number
-  end_time: number | null
-  fuzzy: boolean
-  entire_day: boolean
-}
-
-/** Notes ("protocols"): linked to any number of people, companies, deals and projects. */
-export interface NoteRow extends Stamped {
-  /** `ProtocolObjectNote`, `ProtocolUserNote`, `ProtocolAttachment`, or a type never seen before. */
-  type: string
-  user_id: number | null
-  updated_by_user_id: number | null
-  name: string | null
-  content: string | null
-  format: string
-  confidential: boolean
-  badge: string
-  attachments_count: number
-  comments_count: number
-  person_ids: number[]
-  company_ids: number[]
-  deal_ids: number[]
-  project_ids: number[]
-}
-
-/** A note's arrays of links, and the type of what each links to. */
-export const NOTE_LINKS = [
-  { key: 'person_ids', type: 'Person' },
-  { key: 'company_ids', type: 'Company' },
-  { key: 'deal_ids', type: 'Deal' },
-  { key: 'project_ids', type: 'Project' },
-] as const satisfies readonly { key: keyof NoteRow; type: AttachableType }[]
-
-export interface UserRow {
-  id: number
-  first: string
-  name: string
-  login: string
-  active: boolean
-}
-
-export interface HookRow extends Stamped {
-  model: HookModel
-  event: 'create' | 'update' | 'destroy'
-  target_url: string
-  object_type: 'nested' | 'flat' | 'api' | 'lean'
-  includes: string | null
-  filter_group_id: number | null
-  verified: boolean
-  failed: number
-  failed_at: number | null
-}
-
-// ---- reservation service ---------------------------------------------------------------------
-
-export interface ContactRow extends Stamped {
-  title: string | null
-  first: string | null
-  last: string
-  note: string | null
-  phone: string | null
-  phone2: string | null
-  mail: string | null
-  company: string | null
-  street: string | null
-  zip: string | null
-  city: string | null
-  newsletter: string | null
-  newsletter_double_opt_in_hash: string | null
-  import_id: number | null
-  deleted_at: number | null
-}
-
-export interface BookingRow extends Stamped {
-  type: string
-  group_id: number | null
-  area_id: number
-  contact_id: number
-  date: string
-  hour: number
-  minute: number
-  number_guests: number
-  note: string | null
-  duration: number
-  created_by_user_id: number | null
-  company: string | null
-  mail_confirmation: boolean
-  status: string
-  webform: boolean
-}
-
-/** A tag of the reservation account; contacts carry it (`tagsOfContact`). */
-export interface ReservationTagRow extends Stamped {
-  name: string
-}
-
-/** An online booking form. Its fields are not shown: these are what such a form plausibly has. */
-export interface WebformRow extends Stamped {
-  name: string
-  active: boolean
-  area_id: number | null
-  token: string
-}
-
 /** A collection per entry of the table of kinds (kinds.ts), under its plural. */
-export type KindCollections = { [P in Plural]: Collection<KindRow<P>> }
+export type KindCollections = { [P in Plural]: Collection<KindRows[P]> }
 
 export interface Store extends KindCollections {
   users: Collection<UserRow>
@@ -284,8 +68,9 @@ export interface Store extends KindCollections {
   contactsOfTag: Map<number, Set<number>>
 }
 
-export function createStore(): Store {
-  const kinds = Object.fromEntries(PLURALS.map((plural) => [plural, collection()])) as KindCollections
+/** `plurals`: those of the table of kinds (kinds.ts), which lies above the store: the caller's. */
+export function createStore(plurals: readonly Plural[]): Store {
+  const kinds = Object.fromEntries(plurals.map((plural) => [plural, collection()])) as KindCollections
   return {
     ...kinds,
     users: collection(),

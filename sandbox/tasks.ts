@@ -3,7 +3,6 @@ import { z } from 'zod'
 import { renderCompany } from './companies.ts'
 import type { FieldErrors } from './http.ts'
 import {
-  ATTACHABLE_TYPES,
   assignGiven,
   contains,
   flag,
@@ -18,7 +17,7 @@ import {
   type WriteContext,
 } from './kind.ts'
 import { renderPerson } from './people.ts'
-import type { AttachableType, TaskRow } from './store.ts'
+import { ATTACHABLE_TYPES, type AttachableType, type TaskRow } from './rows.ts'
 import type { View } from './view.ts'
 
 export const BADGES = ['task', 'call', 'meeting', 'email', 'preparation', 'other'] as const

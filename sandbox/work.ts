@@ -18,7 +18,7 @@ import {
   type WriteContext,
 } from './kind.ts'
 import { renderPerson } from './people.ts'
-import type { DealRow, ProjectRow, WorkRow } from './store.ts'
+import type { DealRow, ProjectRow, WorkRow } from './rows.ts'
 import type { View } from './view.ts'
 
 export const DEAL_STATES = ['open_0', 'open_25', 'open_50', 'open_75', 'won', 'lost'] as const
