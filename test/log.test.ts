@@ -10,7 +10,6 @@ import { freePort } from '../src/database/free-port.ts'
 import { configSecrets, createLogger, MASK, secretScrubber, withLogContext } from '../src/log.ts'
 import { type Running, start } from '../src/service.ts'
 import { createPool } from '../src/store/database.ts'
-import { insertAcceptedDelivery } from '../src/store/inbox.ts'
 import { createRun } from '../src/store/runs.ts'
 import { createInboxDrain } from '../src/sync/delivery/worker.ts'
 import { type JobQueue, startJobQueue } from '../src/sync/job-queue.ts'
@@ -23,6 +22,7 @@ import {
   type TestDatabase,
   useTestDatabase,
 } from './support/database.ts'
+import { insertAcceptedDelivery } from './support/inbox.ts'
 import { waitFor } from './support/process.ts'
 
 const database = useTestDatabase()

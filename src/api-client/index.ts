@@ -5,6 +5,7 @@ import { type CrmClient, createCrmClient } from './crm.ts'
 import type { ClientDeps } from './reader.ts'
 import { createReservationClient, type ReservationClient } from './reservation.ts'
 
+/** @internal */
 export type { Clock } from './clock.ts'
 export type { CrmClient } from './crm.ts'
 export * from './errors.ts'

@@ -16,7 +16,6 @@ import { createDeliveryStore } from './keep.ts'
 import { parseBody, parsePath } from './parse.ts'
 import { createVerifier } from './verify.ts'
 
-export { WEBHOOK_BODY_LIMIT } from './body.ts'
 export { webhookPath } from './parse.ts'
 
 export interface ReceiverDependencies {

@@ -7,10 +7,8 @@ import { crmResources } from './crm.ts'
 import { reservationResources } from './reservation.ts'
 import type { ChildMapping, Resource } from './types.ts'
 
-export { companies, deals, notes, people, projects, tasks, users } from './crm.ts'
+export { companies, deals, notes, people, projects, tasks } from './crm.ts'
 export { activities } from './crm-activities.ts'
-export { attachments } from './crm-attachments.ts'
-export { filterGroups } from './crm-filter-groups.ts'
 export {
   compareIds,
   hasTextId,
@@ -21,7 +19,7 @@ export {
   parseId,
   type RecordId,
 } from './ids.ts'
-export { bookings, contacts, reservationTags, webforms } from './reservation.ts'
+export { bookings, contacts } from './reservation.ts'
 export type {
   ChildMapping,
   ChildTable,

@@ -88,11 +88,6 @@ export async function insertAcceptedDeliveries(
   return inserted.map((row) => Number(row.id)).sort((a, b) => a - b)
 }
 
-export async function insertAcceptedDelivery(db: Db, row: DeliveryRow): Promise<number> {
-  const [id] = await insertAcceptedDeliveries(db, [row])
-  return id as number
-}
-
 /** Keeps a delivery that was refused, with its reason; `deadline` as in insertAcceptedDeliveries. */
 export async function insertRejectedDelivery(
   db: Db,
@@ -134,10 +129,6 @@ export async function markDeliveriesProcessed(db: Db, ids: number[]): Promise<vo
     .set({ status: 'processed', processed_at: sql<Date>`now()`, error: null })
     .where('id', 'in', ids)
     .execute()
-}
-
-export async function markDeliveryProcessed(db: Db, id: number): Promise<void> {
-  await markDeliveriesProcessed(db, [id])
 }
 
 /**

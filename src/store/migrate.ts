@@ -121,7 +121,11 @@ export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions =
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
 }
 
-/** Names of migrations in `migrations/` that the database has not applied. */
+/**
+ * Names of migrations in `migrations/` that the database has not applied (the tests' check that a
+ * database is current).
+ * @internal
+ */
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
   const migrations = await createMigrator(db).getMigrations()
   return migrations.filter((migration) => !migration.executedAt).map((migration) => migration.name)

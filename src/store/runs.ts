@@ -32,6 +32,7 @@ export {
   type CreateRunResult,
   type EnqueueSweep,
   type SweepEnd,
+  /** @internal */
   type SweepJob,
   type SweepKey,
   SweepLeaseLost,

@@ -101,6 +101,8 @@ export const QUEUES = {
 /**
  * The least time over which a queue retries a job that fails at once every time (a process dying at
  * its start, a database that stays away): its retry delays, doubled each time up to their maximum.
+ * The tests hold each queue's settings to it.
+ * @internal
  */
 export function retryWindowSeconds(queue: Queue): number {
   let total = 0

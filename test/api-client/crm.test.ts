@@ -3,7 +3,8 @@ import nock from 'nock'
 import { describe, expect, it } from 'vitest'
 import { UpstreamResponseError } from '../../src/api-client/errors.ts'
 import { total } from '../../src/api-client/metrics.ts'
-import { companies, contacts, deals, people, tasks, users } from '../../src/resources/index.ts'
+import { users } from '../../src/resources/crm.ts'
+import { companies, contacts, deals, people, tasks } from '../../src/resources/index.ts'
 import { CRM_KEY, CRM_URL, crmClient, person, T0, useNock, useTestDatabase } from './harness.ts'
 
 describe('CRM client', () => {

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { RejectedRecordError } from '../../src/api-client/errors.ts'
 import { type Drift, parseRecord, parseRecords, unwrap } from '../../src/api-client/records.ts'
 import { coerce } from '../../src/resources/columns.ts'
+import { users } from '../../src/resources/crm.ts'
 import {
   bookings,
   contacts,
@@ -15,7 +16,6 @@ import {
   people,
   type Resource,
   resources,
-  users,
 } from '../../src/resources/index.ts'
 import { CRM_URL, crmClient, useNock, useTestDatabase } from './harness.ts'
 

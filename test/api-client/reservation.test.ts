@@ -5,7 +5,8 @@ import nock from 'nock'
 import { describe, expect, it } from 'vitest'
 import { UpstreamAuthError } from '../../src/api-client/errors.ts'
 import { countIn, spellOrder } from '../../src/api-client/reservation.ts'
-import { bookings, contacts, people, reservationTags, webforms } from '../../src/resources/index.ts'
+import { bookings, contacts, people } from '../../src/resources/index.ts'
+import { reservationTags, webforms } from '../../src/resources/reservation.ts'
 import {
   RESERVATION_KEY,
   RESERVATION_URL,

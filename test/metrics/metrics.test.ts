@@ -12,11 +12,7 @@ import { createLogger } from '../../src/log.ts'
 import { createMetrics, type MetricsSources } from '../../src/metrics/index.ts'
 import { createReceiverCounters } from '../../src/receiver/counters.ts'
 import { people } from '../../src/resources/index.ts'
-import {
-  insertAcceptedDelivery,
-  insertRejectedDelivery,
-  markDeliveryProcessed,
-} from '../../src/store/inbox.ts'
+import { insertRejectedDelivery } from '../../src/store/inbox.ts'
 import { upsertRecords } from '../../src/store/records.ts'
 import { abandonSweep, claimSweep, createRun, finishSweep, type RunView } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
@@ -29,6 +25,7 @@ import {
   useTestDatabase,
 } from '../support/database.ts'
 import { type Engine, startEngine } from '../support/engine.ts'
+import { insertAcceptedDelivery, markDeliveryProcessed } from '../support/inbox.ts'
 import { waitFor } from '../support/process.ts'
 import { metricTypes, sampleOf } from '../support/prometheus.ts'
 

@@ -6,17 +6,14 @@ import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { people, resourceNames } from '../../src/resources/index.ts'
 import { collectStatus } from '../../src/status/engine-status.ts'
-import {
-  insertAcceptedDelivery,
-  insertRejectedDelivery,
-  markDeliveryProcessed,
-} from '../../src/store/inbox.ts'
+import { insertRejectedDelivery } from '../../src/store/inbox.ts'
 import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, saveSweepProgress } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
 import { DELIVERY_KIND } from '../../src/sync/delivery/worker.ts'
 import { type JobQueue, QUEUES, startJobQueue } from '../../src/sync/job-queue.ts'
 import { useTestDatabase } from '../support/database.ts'
+import { insertAcceptedDelivery, markDeliveryProcessed } from '../support/inbox.ts'
 
 const database = useTestDatabase()
 const crmOnly = parseConfig({ CRM_BASE_URL: 'http://127.0.0.1:1', CRM_API_KEY: 'unused-key' })

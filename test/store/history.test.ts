@@ -5,8 +5,9 @@
 // upgraded to history gets one version per row; the triggers cannot be forgotten.
 import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
+import { users } from '../../src/resources/crm.ts'
 import { historyViews } from '../../src/resources/dictionary/history.ts'
-import { contacts, people, users } from '../../src/resources/index.ts'
+import { contacts, people } from '../../src/resources/index.ts'
 import type { Db } from '../../src/store/database.ts'
 import { inspectHistory, maintainHistory } from '../../src/store/history.ts'
 import { migrateToLatest } from '../../src/store/migrate.ts'

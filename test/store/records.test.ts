@@ -3,7 +3,8 @@
 // statements whatever their size.
 import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { contacts, deals, notes, people, users } from '../../src/resources/index.ts'
+import { users } from '../../src/resources/crm.ts'
+import { contacts, deals, notes, people } from '../../src/resources/index.ts'
 import { InvalidRecordError, tombstone, upsertRecords } from '../../src/store/records.ts'
 import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
 

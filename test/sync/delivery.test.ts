@@ -6,11 +6,11 @@ import type { PgBoss } from 'pg-boss'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
 import { people } from '../../src/resources/index.ts'
-import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
 import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { createInboxDrain, deliveryRetryInMs } from '../../src/sync/delivery/worker.ts'
 import { startJobQueue } from '../../src/sync/job-queue.ts'
 import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
+import { insertAcceptedDelivery } from '../support/inbox.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })

@@ -1,7 +1,8 @@
 // The plan of a sweep (src/sync/plan/sweep.ts): what it reads, and whether it takes the count, from one
 // read of the state. One row a decision.
 import { describe, expect, it } from 'vitest'
-import { activities, bookings, people, tasks, users } from '../../src/resources/index.ts'
+import { users } from '../../src/resources/crm.ts'
+import { activities, bookings, people, tasks } from '../../src/resources/index.ts'
 import { countDue, planSweep, type SweepFacts } from '../../src/sync/plan/sweep.ts'
 
 const now = new Date('2026-11-27T12:00:00Z')

@@ -9,11 +9,11 @@ import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-clie
 import { parseConfig } from '../../src/config/index.ts'
 import { createLogger } from '../../src/log.ts'
 import { type AnyResource, findResource } from '../../src/resources/index.ts'
-import { insertAcceptedDelivery } from '../../src/store/inbox.ts'
 import { abandonSweep, claimSweep, handBackSweep } from '../../src/store/runs.ts'
 import { createCatchUp } from '../../src/sync/refresh/catch-up.ts'
 import { createRefreshHandler } from '../../src/sync/refresh/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
+import { insertAcceptedDelivery } from '../support/inbox.ts'
 import { startTestRun } from './support.ts'
 
 const database = useTestDatabase()

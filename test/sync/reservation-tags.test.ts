@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { compareMirror, describe as describeDifferences } from '../../sandbox/mirror-truth.ts'
-import { reservationTags, webforms } from '../../src/resources/index.ts'
+import { reservationTags, webforms } from '../../src/resources/reservation.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { deletedIds, pagesOneAtATime, sandboxConfig, sweep, sweepDeps, virtualClock } from './support.ts'

@@ -6,11 +6,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
-import {
-  insertAcceptedDelivery,
-  insertRejectedDelivery,
-  markDeliveryProcessed,
-} from '../../src/store/inbox.ts'
+import { insertRejectedDelivery } from '../../src/store/inbox.ts'
 import {
   pruneHistoryBatch,
   pruneInboxBatch,
@@ -25,6 +21,7 @@ import {
   startRetention,
 } from '../../src/sync/retention.ts'
 import { useTestDatabase } from '../support/database.ts'
+import { insertAcceptedDelivery, markDeliveryProcessed } from '../support/inbox.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })
