@@ -115,7 +115,21 @@ export const noteLinkMappings = [
   },
 ] satisfies readonly ChildMapping[]
 
-/** Children of people and companies, and the includes that carry them. */
+/**
+ * The connections of people and companies (include `connections`), whose shape the upstream does not
+ * show: every item is a row at its place, kept whole in `_raw`, whatever its shape; `id` is typed when
+ * the item has one. Keyed by place like every child table, so items without an id, or two with one
+ * id, never fail a write.
+ */
+export const connections = child({
+  table: 'crm.connections',
+  columns: { id: bigint },
+})
+
+/**
+ * Children of people and companies, and the includes that carry them. Their `avatar` (one object, its
+ * fields not shown) is no child table but a jsonb column of its own on crm.people and crm.companies.
+ */
 export const contactChildren = [
   { child: tags, key: 'tags' },
   { child: addresses, key: 'addrs' },
@@ -124,6 +138,7 @@ export const contactChildren = [
   { child: contactDetails, key: 'homepages', defaults: { type: 'Homepage' } },
   { child: positions, key: 'positions' },
   { child: customFields, key: 'custom_fields' },
+  { child: connections, key: 'connections', anyShape: true },
 ] satisfies readonly ChildMapping[]
 export const contactIncludes = [
   'tags',
@@ -133,4 +148,6 @@ export const contactIncludes = [
   'homepages',
   'positions',
   'custom_fields',
+  'avatar',
+  'connections',
 ] as const

@@ -55,6 +55,8 @@ export const people = resource({
     salutation_formal: text,
     salutation_informal: text,
     user: jsonb,
+    // The include `avatar`: one object, its fields not shown. Kept whole, whatever its shape.
+    avatar: jsonb,
   },
   children: contactChildren,
   softDeleteKey: null,
@@ -81,6 +83,7 @@ export const companies = resource({
     is_own: boolean,
     demo: boolean,
     import_log_id: bigint,
+    avatar: jsonb,
   },
   children: contactChildren,
   softDeleteKey: null,

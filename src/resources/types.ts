@@ -27,6 +27,13 @@ export interface ChildMapping<T extends ChildTable = ChildTable> {
    * skipped, as objects are.
    */
   idColumn?: string
+  /**
+   * Items of a shape the upstream does not show (a person's `connections`): every item is a row, whatever
+   * it is. An object's keys fill the columns; anything else (a number, a string, null) leaves them null.
+   * `_raw` holds the item as received either way. Without it, items that are neither objects nor arrays
+   * are skipped.
+   */
+  anyShape?: boolean
 }
 
 /**

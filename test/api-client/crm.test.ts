@@ -79,7 +79,7 @@ describe('CRM client', () => {
     const { client } = crmClient(database.db)
     nock(CRM_URL)
       .get('/api/people/30016185')
-      .query({ includes: 'tags addrs tels emails homepages positions custom_fields' })
+      .query({ includes: 'tags addrs tels emails homepages positions custom_fields avatar connections' })
       .reply(200, { person: person(30016185, undefined, { addrs: [{ id: 28752100, city: 'Leipzig' }] }) })
     const result = await client.show(people, 30016185)
     expect(result).toEqual({

@@ -78,6 +78,18 @@ describe('crm-sync schema --dbt', () => {
         `${view.schema}.${view.name}`,
       ).toEqual(view.columns.map((column) => column.name))
     }
+    // The includes of people and companies that are no arrays of known items: their avatar (a column),
+    // their connections (a child table), also in the live views.
+    for (const source of ['crm', 'crm_live']) {
+      const tables = sourceNamed(document.sources, source)?.tables ?? []
+      expect(tables.find((t) => t.name === 'connections')?.columns.map((c) => c.name)).toEqual(
+        expect.arrayContaining(['id', '_parent_resource', '_parent_id', '_ordinal', '_raw']),
+      )
+      for (const parent of ['people', 'companies'])
+        expect(tables.find((t) => t.name === parent)?.columns).toContainEqual(
+          expect.objectContaining({ name: 'avatar', data_type: 'jsonb' }),
+        )
+    }
     const people = sourceNamed(document.sources, 'crm_live')?.tables.find((t) => t.name === 'people')
     const names = people?.columns.map((column) => column.name) ?? []
     expect(names.slice(names.indexOf('user'), names.indexOf('user') + 2)).toEqual([
@@ -109,7 +121,7 @@ describe('crm-sync schema --dbt', () => {
     expect(code).toBe(0)
     expect(stdout).toBe('')
     expect(stderr).toMatch(
-      /^wrote 25 tables, 25 live views and 15 history views as dbt sources to .*sources\.yml\n$/,
+      /^wrote 26 tables, 26 live views and 15 history views as dbt sources to .*sources\.yml\n$/,
     )
     const printed = await cli(['schema', '--dbt'], {}, cwd)
     expect(await readFile(file, 'utf8')).toBe(printed.stdout)

@@ -70,6 +70,10 @@ describe('the data dictionary', () => {
       'crm.deals',
       'crm.projects',
     ])
+    expect(named('crm.connections')?.parents.map((parent) => parent.resource)).toEqual([
+      'crm.people',
+      'crm.companies',
+    ])
     expect(named('crm.note_links')?.parents).toEqual([
       { resource: 'crm.notes', column: '_parent_id', byResource: true },
     ])

@@ -9,6 +9,7 @@ import {
   CHILD_TABLES,
   down as dropChildKeys,
 } from '../../migrations/0018_child_primary_keys.ts'
+import { CHILD_TABLES as KEYED_AT_CREATION } from '../../migrations/0024_avatars_connections.ts'
 import { childTables, deals, people, resources } from '../../src/resources/index.ts'
 import { createDb, createPool } from '../../src/store/database.ts'
 import {
@@ -185,6 +186,7 @@ describe('the migrated schema', () => {
         'crm.custom_fields',
         'crm.deal_people',
         'crm.project_people',
+        'crm.connections',
         'sync.resource_state',
         'sync.runs',
         'sync.run_resources',
@@ -205,8 +207,11 @@ describe('the migrated schema', () => {
       order by 1`.execute(database.db)
     expect(rows.filter((row) => row.key === null).map((row) => row.table)).toEqual([])
     const keys = new Map(rows.map((row) => [row.table, row.key?.join(', ')]))
-    // Every child table of the resource table, and the frozen list of the migration that keyed them.
-    expect([...CHILD_TABLES].sort()).toEqual(childTables.map((child) => child.table).sort())
+    // Every child table of the resource table: the frozen list of the migration that keyed them, and
+    // those created since with their key.
+    expect([...CHILD_TABLES, ...KEYED_AT_CREATION].sort()).toEqual(
+      childTables.map((child) => child.table).sort(),
+    )
     for (const child of childTables)
       expect(keys.get(child.table), child.table).toBe('_parent_resource, _parent_id, _ordinal')
     for (const resource of resources) expect(keys.get(resource.name), resource.name).toBe('id')

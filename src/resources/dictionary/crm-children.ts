@@ -98,6 +98,15 @@ export const crmChildTexts = {
       updated_at: UPDATED,
     },
   },
+  'crm.connections': {
+    table:
+      'Connections of people and companies (include connections), one row per item at its place ' +
+      '(_ordinal). Their shape is not shown upstream: every item is kept whole in _raw, whatever its ' +
+      'shape; query its fields there.',
+    columns: {
+      id: "The connection's own id, when the item has a whole number under id (null otherwise).",
+    },
+  },
   'crm.deal_people': {
     table: 'The customer-side people of each deal (include people of deals).',
     columns: {

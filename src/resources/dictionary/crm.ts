@@ -14,7 +14,8 @@ export const crmTableTexts = {
   'crm.people': {
     table:
       'People (contacts) of the CRM, one row per person ever mirrored. Sub-objects: crm.tags, ' +
-      'crm.addresses, crm.contact_details, crm.positions, crm.custom_fields. Webhooks: model person.',
+      'crm.addresses, crm.contact_details, crm.positions, crm.custom_fields, crm.connections; the avatar ' +
+      'in column avatar. Webhooks: model person.',
     columns: {
       id: "The person's id in the CRM.",
       account_id: ACCOUNT,
@@ -39,12 +40,16 @@ export const crmTableTexts = {
       user:
         'The responsible user as an object (id, first, name, login), when returned. A reserved word: ' +
         'quote it ("user"), or use responsible_user in crm_live.people.',
+      avatar:
+        'The include avatar: the picture as the upstream sends it (one object, its fields not shown), ' +
+        'kept whole; null when the record has none.',
     },
   },
   'crm.companies': {
     table:
       'Companies (organisations) of the CRM. Sub-objects as people: crm.tags, crm.addresses, ' +
-      'crm.contact_details, crm.positions, crm.custom_fields. Webhooks: model company.',
+      'crm.contact_details, crm.positions, crm.custom_fields, crm.connections; the avatar in column ' +
+      'avatar. Webhooks: model company.',
     columns: {
       id: "The company's id in the CRM.",
       account_id: ACCOUNT,
@@ -57,6 +62,9 @@ export const crmTableTexts = {
       is_own: "True for the account's own company.",
       demo: 'True for a demo record.',
       import_log_id: 'The import it came from.',
+      avatar:
+        'The include avatar: the picture as the upstream sends it (one object, its fields not shown), ' +
+        'kept whole; null when the record has none.',
     },
   },
   'crm.deals': {

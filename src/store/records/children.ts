@@ -104,8 +104,9 @@ function childBatches(
           const item: unknown = items[index]
           let source: UpstreamRecord
           if (idKey === undefined) {
-            if (typeof item !== 'object' || item === null) continue
-            source = item as UpstreamRecord
+            const isObject = typeof item === 'object' && item !== null
+            if (!isObject && !mapping.anyShape) continue
+            source = isObject ? (item as UpstreamRecord) : {}
           } else {
             if (typeof item !== 'number' && typeof item !== 'string') continue
             source = { [idKey]: item }
