@@ -1,8 +1,10 @@
 // How the sub-objects of people, companies, deals and projects (tags, addresses, contact details,
-// positions) appear in a record's includes and on their own routes.
+// positions, avatars, connections) appear in a record's includes and on their own routes.
 import type {
   AddrRow,
   AttachableType,
+  AvatarRow,
+  ConnectionRow,
   DetailKind,
   DetailRow,
   PositionRow,
@@ -96,6 +98,47 @@ export function renderPosition(view: View, position: PositionRow, personId: numb
   }
 }
 
+/** An avatar as the include `avatar` shows it (its fields are not shown upstream: plausible ones). */
+export function renderAvatar(view: View, avatar: AvatarRow, owner: Owner): Record<string, unknown> {
+  const file = `https://files.sandbox.example/avatars/${avatar.id}`
+  return {
+    id: avatar.id,
+    account_id: view.accountId,
+    attachable_id: owner.id,
+    attachable_type: owner.type,
+    content_type: avatar.content_type,
+    file_file_name: avatar.filename,
+    file_file_size: avatar.size,
+    url: `${file}/original/${encodeURIComponent(avatar.filename)}`,
+    thumb_url: `${file}/thumb/${encodeURIComponent(avatar.filename)}`,
+    created_at: view.time(avatar.created_at),
+    updated_at: view.time(avatar.updated_at),
+  }
+}
+
+/**
+ * An entry of `connections` (its shape is not shown upstream): a link to a record with an id and stamps,
+ * or a network profile with neither.
+ */
+export function renderConnection(
+  view: View,
+  connection: ConnectionRow,
+  owner: Owner,
+): Record<string, unknown> {
+  if (connection.kind === 'network') return { network: connection.network, url: connection.url }
+  return {
+    id: connection.id,
+    account_id: view.accountId,
+    attachable_id: owner.id,
+    attachable_type: owner.type,
+    connectable_id: connection.connectable_id,
+    connectable_type: connection.connectable_type,
+    name: connection.name,
+    created_at: view.time(connection.created_at),
+    updated_at: view.time(connection.updated_at),
+  }
+}
+
 /** The includes people and companies share, added to `record` in place. */
 export function renderReachable(
   view: View,
@@ -105,7 +148,7 @@ export function renderReachable(
   record: Record<string, unknown>,
 ): void {
   if (includes.has('tags')) record.tags = (row.tags ?? []).map((tag) => renderTag(view, tag, owner))
-  if (includes.has('avatar')) record.avatar = null
+  if (includes.has('avatar')) record.avatar = row.avatar ? renderAvatar(view, row.avatar, owner) : null
   for (const kind of ['tels', 'emails', 'homepages'] as const) {
     if (!includes.has(kind)) continue
     const details = (row.details ?? []).filter((detail) => detail.kind === kind)
@@ -113,7 +156,11 @@ export function renderReachable(
   }
   if (includes.has('addrs')) record.addrs = (row.addrs ?? []).map((addr) => renderAddr(view, addr, owner))
   if (includes.has('custom_fields')) record.custom_fields = []
-  if (includes.has('connections')) record.connections = []
+  if (includes.has('connections')) {
+    record.connections = (row.connections ?? []).map((connection) =>
+      renderConnection(view, connection, owner),
+    )
+  }
 }
 
 /** The first detail of a kind (and type), for `flat` payloads. */

@@ -1,6 +1,16 @@
 // Driving the sandbox: fault and behaviour settings, counters, waiting for deliveries, seeding,
 // and changes made as a user of the upstream's own UI would make them (they fire webhooks and
 // spend no rate limit). In-process for tests; over HTTP under /__sandbox (control-routes.ts).
+import {
+  type AvatarInput,
+  addConnection,
+  type ConnectionChange,
+  type ConnectionInput,
+  removeConnection,
+  setAvatar,
+  updateConnection,
+} from './avatars-connections.ts'
+import { renderAvatar, renderConnection } from './child-views.ts'
 import { nowSeconds } from './clock.ts'
 import {
   type Behaviour,
@@ -17,10 +27,10 @@ import {
 import { membersOf, PLURAL_OF } from './filter-groups.ts'
 import { renderHook } from './hooks.ts'
 import type { FieldErrors } from './http.ts'
-import type { Actor, Outcome } from './kind.ts'
+import type { Actor, Outcome, WriteContext } from './kind.ts'
 import { type ReservationKind, reservationKinds } from './reservation-kinds.ts'
 import type { ReservationCollection } from './reservation-rows.ts'
-import type { Plural, Stamped } from './rows.ts'
+import type { Plural, Reachable, Stamped } from './rows.ts'
 import { type SeedCount, seedRecords } from './seed.ts'
 import type { SandboxState } from './state.ts'
 import {
@@ -80,6 +90,25 @@ export function createControl(state: SandboxState) {
   const removedChild = (outcome: true | null, collection: CrmCollection, id: number) => {
     if (!outcome) throw notFound(collection, id)
   }
+  type Contacts = 'people' | 'companies'
+  const owner = (collection: Contacts, id: number) => ({
+    id,
+    type: collection === 'people' ? ('Person' as const) : ('Company' as const),
+  })
+  /** A change to a contact's avatar or connections; what it changed, or 404 when `missing` it found nothing. */
+  const contactChange = <T>(
+    collection: Contacts,
+    id: number,
+    change: (row: Reachable, write: WriteContext) => T | null,
+    missing?: string,
+  ): T | null => {
+    const outcome = crm.changeContact(collection, id, change, user())
+    if (!outcome) throw notFound(collection, id)
+    if (outcome.changed === null && missing) throw new SandboxError(404, missing)
+    return outcome.changed
+  }
+  const connectionAt = (collection: Contacts, id: number, position: number) =>
+    `no connection at ${position} of ${collection} ${id}`
 
   const crmControl = {
     /** The record as `show` with every include answers it, or undefined. */
@@ -116,6 +145,30 @@ export function createControl(state: SandboxState) {
       updatedChild(crm.updateChild(collection, id, 'addrs', addrId, fields, user()), collection, id),
     removeAddress: (collection: 'people' | 'companies', id: number, addrId: number) =>
       removedChild(crm.removeChild(collection, id, 'addrs', addrId, user()), collection, id),
+    /**
+     * A new avatar uploaded for a person or company (null: removed): the include as the API shows it.
+     * Like tags and addresses, a sub-object: its parent's `updated_at` and webhook follow
+     * `childChangesTouchParent`.
+     */
+    setAvatar(collection: Contacts, id: number, avatar: AvatarInput | null): Rendered | null {
+      const set = contactChange(collection, id, (row, write) => ({ avatar: setAvatar(row, avatar, write) }))
+      return set?.avatar ? (renderAvatar(crm.view, set.avatar, owner(collection, id)) as Rendered) : null
+    },
+    /** A connection added at the end of a person's or company's (422 when it links to no live record). */
+    addConnection(collection: Contacts, id: number, connection: ConnectionInput): Record<string, unknown> {
+      const added = contactChange(collection, id, (row, write) => addConnection(row, connection, write))
+      if (!added) throw new SandboxError(422, 'invalid connection', { connectable_id: ['is invalid'] })
+      return renderConnection(crm.view, added, owner(collection, id))
+    },
+    /** The connection at `position` (0, 1, ... as the include lists them) changed in place. */
+    updateConnection(collection: Contacts, id: number, position: number, change: ConnectionChange): void {
+      const missing = connectionAt(collection, id, position)
+      contactChange(collection, id, (row, write) => updateConnection(row, position, change, write), missing)
+    },
+    removeConnection(collection: Contacts, id: number, position: number): void {
+      const missing = connectionAt(collection, id, position)
+      contactChange(collection, id, (row) => removeConnection(row, position), missing)
+    },
     /** A filter group's members now: their collection and ids in id order, or undefined. */
     filterGroupMembers(id: number): { collection: CrmCollection; ids: number[] } | undefined {
       const group = store.filter_groups.rows.get(id)

@@ -246,6 +246,27 @@ export function createCrmAccount(deps: CrmAccountDeps) {
       return { ok: true, child: existing }
     },
 
+    /**
+     * A change to the avatar or the connections of a person or company, as a sub-object change (see
+     * `touch`): `change` edits the row and returns what it changed, or null when it changed nothing.
+     * Null when there is no such record.
+     */
+    changeContact<T>(
+      plural: Plural,
+      id: number,
+      change: (row: Reachable, write: WriteContext) => T | null,
+      actor: Actor,
+    ): { changed: T | null } | null {
+      const kind = kindOf(plural)
+      const row: (Stamped & Reachable) | undefined =
+        plural === 'people' || plural === 'companies' ? store[plural].rows.get(id) : undefined
+      if (!row) return null
+      const write = context(actor)
+      const changed = change(row, write)
+      if (changed !== null) touch(kind, row, actor, write.now)
+      return { changed }
+    },
+
     /** Null when the record or the sub-object does not exist. */
     removeChild(plural: Plural, id: number, child: ChildName, childId: number, actor: Actor): true | null {
       const found = parent(plural, id, child)

@@ -17,6 +17,8 @@ const BASES = {
   contact: 180_000,
   booking: 2_200_000,
   protocol: 43_000_000,
+  avatar: 9_100_000,
+  connection: 4_800_000,
 } as const
 
 /** A kind of id; one without a base of its own (a plain kind's wrapper) gets one from its name. */

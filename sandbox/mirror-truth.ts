@@ -8,7 +8,9 @@
 // tables), the fields are a resource's plain text columns (no `from`, no `map`) that both the record
 // and the payload the row was written from (`_raw`) carry, and the children are the mappings whose items have an `id` and a `name` of their own
 // (tags, contact details, positions, custom fields), compared by name, and those of bare ids (a note's
-// `person_ids`, as crm.note_links rows), compared by id. Copies of another record's
+// `person_ids`, as crm.note_links rows), compared by id. Includes of a shape not shown are compared
+// whole: an included object in a jsonb column of its own (a person's `avatar`), and the items of a
+// mapping of any shape (`connections`), by their `_raw`, in order. Copies of another record's
 // fields (a deal's people, a position's company name) and counts derived from other records are not.
 // Records are matched by the id the mirror keys them by: a number, or the text id of a resource whose
 // `id` column is text (an attachment's `uuid`, while the sandbox's own rows have numbers).
@@ -98,9 +100,18 @@ export function comparedFields(resource: AnyResource): string[] {
   )
 }
 
+/** Included objects compared whole: jsonb columns named as one of the resource's includes (`avatar`). */
+export function comparedObjects(resource: AnyResource): string[] {
+  const includes: readonly string[] = resource.includes
+  return Object.entries(resource.columns).flatMap(([name, column]) =>
+    column.type === 'jsonb' && !column.from && includes.includes(name) ? [name] : [],
+  )
+}
+
 /**
- * Child mappings compared: items with an own `id` and a `name`, and bare ids. A company's positions are
- * its people's (they change with a person, and nothing tells of the company): derived, not compared.
+ * Child mappings compared: items with an own `id` and a `name`, bare ids, and items of any shape
+ * (compared whole). A company's positions are its people's (they change with a person, and nothing
+ * tells of the company): derived, not compared.
  */
 export function comparedChildren(resource: AnyResource): ChildMapping[] {
   return (resource.children as readonly ChildMapping[]).filter((mapping) => {
@@ -108,37 +119,66 @@ export function comparedChildren(resource: AnyResource): ChildMapping[] {
     if (mapping.key === 'positions' && resource.name !== 'crm.people') return false
     return (
       mapping.idColumn !== undefined ||
+      mapping.anyShape === true ||
       (columns.id !== undefined && !columns.id.from && columns.name !== undefined)
     )
   })
 }
 
+/** A JSON value as text with the keys of every object sorted: equal values, equal texts. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).filter(([, item]) => item !== undefined)
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`
+  }
+  return JSON.stringify(value ?? null)
+}
+
+/** How an item is told apart: its name, its id (bare ids), or the whole item (any shape). */
+function itemLabel(mapping: ChildMapping, item: unknown): string {
+  if (mapping.anyShape) return canonical(item)
+  return String((mapping.idColumn === undefined ? (item as { name?: unknown } | null)?.name : item) ?? '')
+}
+
 type MirrorRow = { id: number | string; updated_at?: Date | null; _deleted_at: Date | null } & UpstreamRecord
 
-/** Names of a record's children per mapping key, sorted and joined. */
+/**
+ * Labels of a record's children per mapping key, joined: sorted, but in their order for items of any
+ * shape (their place is their key).
+ */
 async function mirrorChildren(db: Db, resource: AnyResource): Promise<Map<string, string>> {
   const found = new Map<string, string[]>()
+  const ordered = new Set<string>()
   for (const mapping of comparedChildren(resource)) {
     const { rows } = await sql<{ parent: number | string; name: string | null } & UpstreamRecord>`
       select _parent_id as parent, * from ${sql.table(mapping.child.table)}
-      where _parent_resource = ${resource.name}`.execute(db)
+      where _parent_resource = ${resource.name} order by _parent_id, _ordinal`.execute(db)
     for (const row of rows) {
       const matches = Object.entries(mapping.defaults ?? {}).every(([key, value]) => row[key] === value)
       if (!matches) continue
       const key = `${row.parent}/${mapping.key}`
-      const label = mapping.idColumn === undefined ? row.name : row[mapping.idColumn]
-      found.set(key, [...(found.get(key) ?? []), String(label ?? '')])
+      const label = mapping.anyShape
+        ? canonical(row._raw)
+        : String((mapping.idColumn === undefined ? row.name : row[mapping.idColumn]) ?? '')
+      found.set(key, [...(found.get(key) ?? []), label])
     }
+    if (mapping.anyShape) ordered.add(mapping.key)
   }
-  return new Map([...found].map(([key, names]) => [key, names.sort().join(',')]))
+  return new Map(
+    [...found].map(([key, labels]) => {
+      const mappingKey = key.slice(key.indexOf('/') + 1)
+      return [key, (ordered.has(mappingKey) ? labels : labels.sort()).join(',')]
+    }),
+  )
 }
 
-/** The names (or, for bare ids, the ids) of a record's items under a mapping key, sorted and joined. */
-const upstreamChildren = (record: UpstreamRecord, mapping: ChildMapping) =>
-  ((record[mapping.key] ?? []) as unknown[])
-    .map((item) => String((mapping.idColumn === undefined ? (item as { name?: unknown }).name : item) ?? ''))
-    .sort()
-    .join(',')
+/** The labels of a record's items under a mapping key, joined as mirrorChildren joins them. */
+function upstreamChildren(record: UpstreamRecord, mapping: ChildMapping): string {
+  const labels = ((record[mapping.key] ?? []) as unknown[]).map((item) => itemLabel(mapping, item))
+  return (mapping.anyShape ? labels : labels.sort()).join(',')
+}
 
 /** One resource's table against the sandbox. */
 export async function compareTable(
@@ -160,6 +200,7 @@ export async function compareTable(
   )
   const children = withFields ? await mirrorChildren(db, resource) : new Map<string, string>()
   const fields = withFields ? comparedFields(resource) : []
+  const objects = withFields ? comparedObjects(resource) : []
   const mappings = withFields ? comparedChildren(resource) : []
   const live = truth.liveIds()
   let inSync = 0
@@ -183,6 +224,13 @@ export async function compareTable(
     for (const field of fields) {
       if (!(field in record) || (raw && !(field in raw))) continue
       if (String(row[field] ?? '') !== String(record[field] ?? '')) differ(`${field} differs`)
+    }
+    // As a sub-object's difference reads (an include the record carries, whatever `_raw` holds).
+    for (const name of objects) {
+      if (!(name in record)) continue
+      const held = canonical(row[name] ?? null)
+      const expected = canonical(record[name] ?? null)
+      if (held !== expected) differ(`${name} "${held}" != "${expected}"`)
     }
     for (const mapping of mappings) {
       if (!(mapping.key in record)) continue

@@ -44,6 +44,10 @@ export const TAG_NAMES = list(
   'Kunde|Lead|Partner|Newsletter|VIP|Messe 2023|Lieferant|Presse|Interessent|NEW-FANCY-TAG|Bestandskunde',
 )
 export const POSITIONS = list('Geschäftsführer|Einkauf|Vertrieb|Assistenz|Projektleitung|IT')
+/** Labels of a connection to a person, and to a company. */
+export const PERSON_CONNECTIONS = list('Ehepartner|Kollege|Steuerberater|Empfehlung von')
+export const COMPANY_CONNECTIONS = list('Arbeitgeber|Lieferant|Partner|Muttergesellschaft')
+export const NETWORKS = list('xing|linkedin')
 export const DEAL_WORDS = list('Rahmenvertrag|Wartung|Lizenzen|Beratung|Workshop|Relaunch')
 export const TASK_NAMES = list(
   'Angebot nachfassen|Rückruf vereinbaren|Vertrag prüfen|Unterlagen senden|Termin vorbereiten',

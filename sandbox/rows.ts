@@ -53,6 +53,26 @@ export interface PositionRow extends Stamped {
   former: boolean
 }
 
+/** A person's or company's picture (include `avatar`, one object). Its fields are not shown upstream. */
+export interface AvatarRow extends Stamped {
+  filename: string
+  content_type: string
+  /** Bytes. */
+  size: number
+}
+
+/**
+ * An entry of a person's or company's `connections`, whose shape is not shown upstream: a link to
+ * another person or company under a label, or a profile on a network (`xing`), which the sandbox
+ * renders without an id or stamps, so that items of two shapes, some without an id, come in one array.
+ * The row's `id` is the sandbox's own either way.
+ */
+export type ConnectionRow = Stamped &
+  (
+    | { kind: 'record'; connectable_type: 'Person' | 'Company'; connectable_id: number; name: string }
+    | { kind: 'network'; network: string; url: string }
+  )
+
 export interface Tagged {
   tags?: TagRow[]
 }
@@ -61,6 +81,8 @@ export interface Tagged {
 export interface Reachable extends Tagged {
   addrs?: AddrRow[]
   details?: DetailRow[]
+  avatar?: AvatarRow | null
+  connections?: ConnectionRow[]
 }
 
 export interface PersonRow extends Stamped, Reachable {

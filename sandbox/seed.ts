@@ -5,6 +5,7 @@ import { crmKinds, PLURALS } from './kinds.ts'
 import { createRandom } from './random.ts'
 import { RESERVATION_COLLECTIONS, reservationKinds } from './reservation-kinds.ts'
 import type { Stamped } from './rows.ts'
+import { seedAvatarsAndConnections } from './seed-avatars-connections.ts'
 import { seedCrm } from './seed-crm.ts'
 import { seedReservations } from './seed-reservations.ts'
 import { DAY, type Generation, moments, type SeededResource, type SeedOptions } from './seeding.ts'
@@ -46,11 +47,18 @@ export function seedRecords(store: Store, ids: Ids, options: SeedOptions): void 
     time: moments(random, options.now),
     count: (resource: SeededResource) => (typeof count === 'number' ? count : (count[resource] ?? 0)),
   }
+  const before = { people: store.people.rows.size, companies: store.companies.rows.size }
   seedCrm(generation)
   seedReservations(generation)
   for (const kind of Object.values(crmKinds)) kind.seed?.(generation)
   for (const kind of Object.values(reservationKinds)) kind.seed?.(generation)
   if (options.ties) seedTieGroups(generation, options.ties)
+  // The people and companies of this seeding: a map lists them last.
+  seedAvatarsAndConnections(
+    generation,
+    [...store.people.rows.values()].slice(before.people),
+    [...store.companies.rows.values()].slice(before.companies),
+  )
 }
 
 /** The resources the engine walks by `updated_at`; the activity log keeps its own times. */

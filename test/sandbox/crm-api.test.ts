@@ -255,9 +255,11 @@ describe('CRM index pages', () => {
       'homepages',
       'addrs',
       'custom_fields',
+      'connections',
     ]) {
       expect(Array.isArray(all[key])).toBe(true)
     }
+    expect(all).toHaveProperty('avatar') // an object, or null
     const deal = (await crm.get('deals', { perpage: 10, includes: 'people company tags' })).body.find(
       (w: { deal: { people: unknown[] } }) => w.deal.people.length,
     ).deal
@@ -323,6 +325,69 @@ describe('CRM index pages', () => {
     const person = sandbox.control.crm.create('people', { name: 'Tagged' })
     sandbox.control.crm.addTag('people', person.id, 'Kunde')
     expect((await crm.get('tags/list', { attachable_type: 'Person' })).body).toEqual(['Kunde'])
+  })
+})
+
+describe('avatars and connections of people and companies', () => {
+  it('are seeded for some: an avatar object, connections of two shapes, some items without an id', async () => {
+    const { crm } = await harness({ seedSize: { people: 60, companies: 20 } })
+    const includes = 'avatar connections'
+    const people = (await crm.get('people', { perpage: 60, includes })).body.map(
+      (w: { person: unknown }) => w.person,
+    )
+    const companies = (await crm.get('companies', { perpage: 20, includes })).body.map(
+      (w: { company: unknown }) => w.company,
+    )
+    const records = [...people, ...companies] as { avatar: unknown; connections: Record<string, unknown>[] }[]
+    const avatars = records.flatMap((record) => (record.avatar ? [record.avatar] : []))
+    expect(avatars.length).toBeGreaterThan(5)
+    expect(records.filter((record) => record.avatar === null).length).toBeGreaterThan(5)
+    expect(avatars[0]).toMatchObject({
+      id: expect.any(Number),
+      content_type: expect.stringMatching(/^image\//),
+    })
+    const items = records.flatMap((record) => record.connections)
+    expect(items.filter((item) => 'id' in item && 'connectable_id' in item).length).toBeGreaterThan(5)
+    expect(items.filter((item) => !('id' in item)).length).toBeGreaterThan(0)
+    expect(records.filter((record) => record.connections.length === 0).length).toBeGreaterThan(5)
+  })
+
+  it('change through the control API: a new avatar or none, connections added, changed and removed', async () => {
+    const { sandbox, crm } = await harness()
+    const control = sandbox.control.crm
+    const person = control.create('people', { name: 'Mustermann' })
+    const company = control.create('companies', { name: 'Kranich AG' })
+    const shown = async () =>
+      (await crm.get(`people/${person.id}`, { includes: 'avatar connections' })).body.person
+    expect(await shown()).toMatchObject({ avatar: null, connections: [] })
+
+    const avatar = control.setAvatar('people', person.id, { filename: 'maxi.png' })
+    expect(avatar).toMatchObject({
+      attachable_id: person.id,
+      content_type: 'image/png',
+      file_file_name: 'maxi.png',
+    })
+    const link = control.addConnection('people', person.id, {
+      to: { type: 'Company', id: company.id },
+      name: 'Arbeitgeber',
+    })
+    control.addConnection('people', person.id, { network: 'xing', url: 'https://www.xing.example/maxi' })
+    expect(await shown()).toMatchObject({
+      avatar,
+      connections: [link, { network: 'xing', url: 'https://www.xing.example/maxi' }],
+    })
+    control.updateConnection('people', person.id, 0, { name: 'Lieferant' })
+    control.removeConnection('people', person.id, 1)
+    expect(control.setAvatar('people', person.id, null)).toBeNull()
+    expect(await shown()).toMatchObject({
+      avatar: null,
+      connections: [{ ...link, name: 'Lieferant', updated_at: expect.any(String) }],
+    })
+    expect(() => control.removeConnection('people', person.id, 1)).toThrow(/no connection at 1/)
+    expect(() =>
+      control.addConnection('people', person.id, { to: { type: 'Person', id: 1 }, name: 'x' }),
+    ).toThrow(/invalid connection/)
+    expect(() => control.setAvatar('companies', 1, null)).toThrow(/no companies 1/)
   })
 })
 

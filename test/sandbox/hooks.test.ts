@@ -162,6 +162,33 @@ describe('deliveries', () => {
     ])
   })
 
+  it('sends the avatar and connections a hook includes, and updates for their changes if set to', async () => {
+    const h = await harness({ behaviour: { childChangesTouchParent: true } })
+    const target = await receiver()
+    await addHook(h, {
+      model: 'company',
+      event: 'update',
+      target_url: target.url,
+      object_type: 'nested',
+      includes: 'avatar,connections',
+    })
+    const { crm } = h.sandbox.control
+    const company = crm.create('companies', { name: 'Kranich AG' })
+    h.clock.advance(3_000)
+    const avatar = crm.setAvatar('companies', company.id, { filename: 'logo.png' })
+    h.clock.advance(3_000)
+    crm.addConnection('companies', company.id, { network: 'linkedin', url: 'https://linkedin.example/k' })
+    await h.sandbox.control.drainDeliveries()
+    expect(target.received.map((delivery) => delivery.body.record)).toEqual([
+      expect.objectContaining({ updated_at: '2024-06-03T09:00:03.000+01:00', avatar, connections: [] }),
+      expect.objectContaining({
+        updated_at: '2024-06-03T09:00:06.000+01:00',
+        avatar,
+        connections: [{ network: 'linkedin', url: 'https://linkedin.example/k' }],
+      }),
+    ])
+  })
+
   it('leaves the parent alone when a sub-object changes, by default', async () => {
     const h = await harness()
     const target = await receiver()
@@ -169,6 +196,10 @@ describe('deliveries', () => {
     const person = h.sandbox.control.crm.create('people', { name: 'Mustermann' })
     h.clock.advance(3_000)
     h.sandbox.control.crm.addTag('people', person.id, 'Kunde')
+    h.sandbox.control.crm.setAvatar('people', person.id, { filename: 'maxi.jpg' })
+    h.sandbox.control.crm.addConnection('people', person.id, { network: 'xing', url: 'https://x.example' })
+    h.sandbox.control.crm.updateConnection('people', person.id, 0, { url: 'https://x.example/2' })
+    h.sandbox.control.crm.removeConnection('people', person.id, 0)
     await h.sandbox.control.drainDeliveries()
     expect(target.received).toEqual([])
     expect(h.sandbox.control.crm.get('people', person.id)?.updated_at).toBe(person.updated_at)

@@ -3,17 +3,17 @@
 //
 // For every HOOK_OBJECT_TYPE: from an empty mirror the first sync converges; then under hostile faults
 // (15% of deliveries dropped, 5% duplicated, delays that reorder them, 2% of API calls answered 500 and
-// 2% 429) while a few hundred random changes, deletes and tag edits happen, it converges again after
-// the changes stop with no full run, silent deletions included (tasks with their parent, reservation
-// contacts with their bookings), all but the sub-object changes (tag edits, positions of a destroyed
-// company) of records nothing else changed; a full run, the safety net, brings those. A full resync
-// asked for meanwhile is accepted and succeeds.
+// 2% 429) while a few hundred random changes, deletes, tag edits and changes of avatars and connections
+// happen, it converges again after the changes stop with no full run, silent deletions included (tasks
+// with their parent, reservation contacts with their bookings), all but the sub-object changes (tags,
+// avatars, connections, positions of a destroyed company) of records nothing else changed; a full run,
+// the safety net, brings those. A full resync asked for meanwhile is accepted and succeeds.
 //
 // At several pages (700 people, 600 tasks and contacts, 750 bookings, pages of 250, the real budget of
 // 50 requests per 10 s): incremental runs alone bring updates from every page boundary and deletions
 // that only the count shows (on the last page), with their cascades; a full run brings what no
-// incremental run can see: tag changes on every page, deletions of resources without a count, and
-// reservation contacts deleted with their bookings.
+// incremental run can see: tag, avatar and connection changes on every page, deletions of resources
+// without a count, and reservation contacts deleted with their bookings.
 import { describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createLogger } from '../../src/log.ts'
@@ -40,6 +40,31 @@ function random(seed: number) {
   }
 }
 
+/**
+ * A change to the avatar or the connections of a person or company (sub-objects: by default the
+ * sandbox neither bumps the record's updated_at nor sends a webhook for them).
+ */
+function avatarOrConnectionChange(
+  upstream: Sandbox,
+  collection: 'people' | 'companies',
+  id: number,
+  i: number,
+) {
+  const { crm } = upstream.control
+  const connections = (crm.get(collection, id)?.connections ?? []) as unknown[]
+  const roll = i % 5
+  if (roll === 0) crm.setAvatar(collection, id, { filename: `bild-${i}.jpg` })
+  else if (roll === 1) crm.setAvatar(collection, id, null)
+  else if (roll === 2 && i % 2 === 0)
+    crm.addConnection(collection, id, { network: 'xing', url: `https://x.example/${i}` })
+  else if (roll === 2) {
+    const other = crm.liveIds('companies').find((companyId) => companyId !== id)
+    if (other) crm.addConnection(collection, id, { to: { type: 'Company', id: other }, name: `Partner ${i}` })
+  } else if (roll === 3 && connections.length > 0)
+    crm.updateConnection(collection, id, 0, { name: `neu ${i}`, url: `https://x.example/n${i}` })
+  else if (connections.length > 0) crm.removeConnection(collection, id, connections.length - 1)
+}
+
 function randomChanges(upstream: Sandbox, count: number, seed: number) {
   const next = random(seed)
   const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)] as T
@@ -61,6 +86,8 @@ function randomChanges(upstream: Sandbox, count: number, seed: number) {
     else if (collection === 'people') upstream.control.crm.create('people', { name: `new ${i}` })
     else if (collection === 'companies') upstream.control.crm.create('companies', { name: `new ${i}` })
     else upstream.control.crm.update(collection, id, { description: `text ${i}` })
+    if ((collection === 'people' || collection === 'companies') && upstream.control.crm.get(collection, id))
+      avatarOrConnectionChange(upstream, collection, id, i)
     // Silent deletions: a task alone, a contact with its bookings, a booking alone.
     if (i % 30 === 0) upstream.control.crm.destroy('tasks', pick(upstream.control.crm.liveIds('tasks')))
     if (i % 40 === 0)
@@ -260,6 +287,16 @@ describe('at several pages, the least helpful upstream', () => {
       .find((id) => ((crm.get('people', id)?.tags ?? []) as unknown[]).length > 0)
     const tag = (crm.get('people', tagged as number)?.tags as { id: number }[] | undefined)?.[0]
     if (tagged && tag) crm.removeTag('people', tagged, tag.id)
+    // Avatars and connections, the same: a new avatar or none, a connection added or removed.
+    for (const collection of ['people', 'companies'] as const) {
+      for (const [index, id] of boundaries(newestFirst(upstream, collection)).entries()) {
+        const connections = (crm.get(collection, id)?.connections ?? []) as unknown[]
+        if (index % 2 === 0) crm.setAvatar(collection, id, { filename: `grenze-${id}.png` })
+        else crm.setAvatar(collection, id, null)
+        if (connections.length > 0) crm.removeConnection(collection, id, 0)
+        else crm.addConnection(collection, id, { network: 'linkedin', url: `https://l.example/${id}` })
+      }
+    }
     // Tasks have no webhook nor count; reservation records neither.
     for (const id of boundaries(newestFirst(upstream, 'tasks'))) crm.destroy('tasks', id)
     const contacts = reservation.liveIds('contacts')
