@@ -20,7 +20,16 @@ import { scheduledRun } from '../../src/sync/schedules.ts'
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
-import { logger, mirrorOf, sandboxConfig, startTestRun, sweepDeps, truthOf, withCrmPages } from './support.ts'
+import {
+  logger,
+  mirrorOf,
+  pagesOneAtATime,
+  sandboxConfig,
+  startTestRun,
+  sweepDeps,
+  truthOf,
+  withCrmPages,
+} from './support.ts'
 
 const database = useTestDatabase()
 let sandbox: Sandbox
@@ -208,20 +217,25 @@ describe('routine sweeps never block a full one', () => {
     let pages = 0
     const deps = sweepDeps(database.db, withCrmPages(sandboxConfig(sandbox), 10), {
       enqueue,
-      wrap: (clients) => ({
-        ...clients,
-        crm: {
-          ...clients.crm,
-          index: async (resource, query) => {
-            // An operator asks for a full resync while the incremental sweep reads its second page.
-            if (++pages === 2) {
-              const runs = { db: database.db, reservationEnabled: false, enqueue }
-              full = await startRun(runs, { mode: 'full', resources: ['crm.people'], requestedBy: 'admin' })
-            }
-            return clients.crm.index(resource, query)
+      // One page at a time: under load pages would take over 50 ms and the walk would send more
+      // ahead (lookahead.ts), reading to the end before its next checkpoint.
+      wrap: (wrapped) => {
+        const clients = pagesOneAtATime(wrapped)
+        return {
+          ...clients,
+          crm: {
+            ...clients.crm,
+            index: async (resource, query) => {
+              // An operator asks for a full resync while the incremental sweep reads its second page.
+              if (++pages === 2) {
+                const runs = { db: database.db, reservationEnabled: false, enqueue }
+                full = await startRun(runs, { mode: 'full', resources: ['crm.people'], requestedBy: 'admin' })
+              }
+              return clients.crm.index(resource, query)
+            },
           },
-        },
-      }),
+        }
+      },
     })
     const handler = createSweepHandler(deps)
     const work = async () => {
