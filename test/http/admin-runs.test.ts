@@ -13,7 +13,7 @@ import { abandonSweep, claimSweep, finishSweep, type SweepJob } from '../../src/
 import { createSweepHandler } from '../../src/sync/sweep/handler.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
-import { logger, pagesOneAtATime, sandboxConfig, sweepDeps } from '../sync/support.ts'
+import { logger, sandboxConfig, sweepDeps, tappedPeople } from '../sync/support.ts'
 
 const TOKEN = 'admin-token-0123456789abcdef'
 const authorized = { authorization: `Bearer ${TOKEN}` }
@@ -215,26 +215,13 @@ describe('POST /admin/runs/:id/cancel', () => {
     const pagesRead: number[] = []
     const handler = createSweepHandler(
       sweepDeps(database.db, sandboxConfig(sandbox), {
-        // One page at a time: under load pages would take over 50 ms and the walk would send more
-        // ahead (lookahead.ts), so the last page read would depend on the machine's speed.
-        wrap: (wrapped) => {
-          const clients = pagesOneAtATime(wrapped)
-          return {
-            ...clients,
-            crm: {
-              ...clients.crm,
-              async index(resource, query) {
-                const page = await clients.crm.index(resource, query)
-                pagesRead.push(page.page)
-                if (page.page === 2) {
-                  reachedPage2()
-                  await held
-                }
-                return page
-              },
-            },
+        wrap: tappedPeople(async (page) => {
+          pagesRead.push(page)
+          if (page === 2) {
+            reachedPage2()
+            await held
           }
-        },
+        }),
       }),
     )
     const sweeping = handler([{ id: 'job-1', data: jobs[0], signal: new AbortController().signal }])

@@ -23,10 +23,10 @@ import { waitFor } from '../support/process.ts'
 import {
   logger,
   mirrorOf,
-  pagesOneAtATime,
   sandboxConfig,
   startTestRun,
   sweepDeps,
+  tappedPeople,
   truthOf,
   withCrmPages,
 } from './support.ts'
@@ -217,25 +217,13 @@ describe('routine sweeps never block a full one', () => {
     let pages = 0
     const deps = sweepDeps(database.db, withCrmPages(sandboxConfig(sandbox), 10), {
       enqueue,
-      // One page at a time: under load pages would take over 50 ms and the walk would send more
-      // ahead (lookahead.ts), reading to the end before its next checkpoint.
-      wrap: (wrapped) => {
-        const clients = pagesOneAtATime(wrapped)
-        return {
-          ...clients,
-          crm: {
-            ...clients.crm,
-            index: async (resource, query) => {
-              // An operator asks for a full resync while the incremental sweep reads its second page.
-              if (++pages === 2) {
-                const runs = { db: database.db, reservationEnabled: false, enqueue }
-                full = await startRun(runs, { mode: 'full', resources: ['crm.people'], requestedBy: 'admin' })
-              }
-              return clients.crm.index(resource, query)
-            },
-          },
+      // An operator asks for a full resync once the incremental sweep has its first page.
+      wrap: tappedPeople(async () => {
+        if (++pages === 1) {
+          const runs = { db: database.db, reservationEnabled: false, enqueue }
+          full = await startRun(runs, { mode: 'full', resources: ['crm.people'], requestedBy: 'admin' })
         }
-      },
+      }),
     })
     const handler = createSweepHandler(deps)
     const work = async () => {

@@ -75,11 +75,12 @@ export function pagesOneAtATime(clients: UpstreamClients): UpstreamClients {
 }
 
 /**
- * Clients that call `after(page)` once each index page of people has arrived, and push the id of each
- * show onto `shows`. Pages come one at a time (`pagesOneAtATime`): page N's answer comes before page
- * N + 1 is asked for.
+ * Clients that call `after(page)` once each index page of people has arrived (and wait for it), and
+ * push the id of each show onto `shows`. Pages come one at a time (`pagesOneAtATime`): page N's answer
+ * comes before page N + 1 is asked for, so what a test does at a page does not depend on how fast the
+ * machine is.
  */
-export function tappedPeople(after: (page: number) => void, shows: number[] = []) {
+export function tappedPeople(after: (page: number) => unknown, shows: number[] = []) {
   return (wrapped: UpstreamClients): UpstreamClients => {
     const clients = pagesOneAtATime(wrapped)
     return {
@@ -88,7 +89,7 @@ export function tappedPeople(after: (page: number) => void, shows: number[] = []
         ...clients.crm,
         async index(resource, query) {
           const page = await clients.crm.index(resource, query)
-          if (resource.name === 'crm.people') after(page.page)
+          if (resource.name === 'crm.people') await after(page.page)
           return page
         },
         async show(resource, id, options) {
