@@ -2,6 +2,7 @@
 // counted, split by what they were for: what the benchmarks compare before and after a phase.
 import { execFileSync } from 'node:child_process'
 import type { Sandbox } from '../../sandbox/index.ts'
+import { resources } from '../../src/resources/index.ts'
 
 export interface Sample {
   name: string
@@ -73,7 +74,11 @@ export function routeKind(route: string): { resource: string; kind: RouteKind } 
   if (!match) return { resource: 'other', kind: 'other' }
   const [, service, method, collection, rest] = match
   const schema = service === 'crm' ? 'crm' : 'reservations'
-  const resource = `${schema}.${collection}`
+  // The mirror table whose index the route is (notes are `protocols`, custom field types
+  // `custom_fields_types`); a route of no resource keeps its own name.
+  const resource =
+    resources.find((entry) => entry.name.startsWith(`${schema}.`) && entry.path === collection)?.name ??
+    `${schema}.${collection}`
   if (method !== 'GET') return { resource, kind: 'other' }
   if (!rest) return { resource, kind: 'index' }
   if (rest === '/count') return { resource, kind: 'count' }
