@@ -87,6 +87,22 @@ export function controlRoutes(control: SandboxControl): Hono {
     control.crm.destroy(crmCollection(c), idOf(c))
     return c.body(null, 204)
   })
+  app.post('/crm/:collection/:id/merge', async (c) => {
+    const collection = crmCollection(c)
+    if (collection !== 'people' && collection !== 'companies')
+      throw new SandboxError(404, `no merges of ${collection}`)
+    const ids = (await body(c)).looser_ids
+    const loserIds = Array.isArray(ids) ? ids.map((id) => idParam(String(id))) : []
+    if (loserIds.length === 0 || loserIds.some((id) => id === null))
+      throw new SandboxError(422, 'expected {"looser_ids": [n, ...]}', { looser_ids: ['is invalid'] })
+    return c.json(control.crm.merge(collection, idOf(c), loserIds as number[]))
+  })
+  app.put('/crm/:collection/:id/change_status', async (c) => {
+    const collection = crmCollection(c)
+    if (collection !== 'deals' && collection !== 'projects')
+      throw new SandboxError(404, `no states of ${collection}`)
+    return c.json(control.crm.changeStatus(collection, idOf(c), String((await body(c)).current_state ?? '')))
+  })
   for (const child of ['tags', 'addrs'] as const) {
     const path = `/crm/:collection/:id/${child}`
     const contactCollection = (c: Context) => {

@@ -133,6 +133,33 @@ export function createControl(state: SandboxState) {
     destroy(collection: CrmCollection, id: number, options: { userId?: number } = {}): void {
       if (!crm.destroy(collection, id, user(options.userId))) throw notFound(collection, id)
     },
+    /**
+     * A merge as a user of the UI makes it (`POST /api/<people|companies>/{id}/merge?looser_ids=…`): the
+     * losers vanish without a webhook, their tasks, notes and memberships move to the winner without
+     * touching those records' `updated_at`, and the winner changes (with its webhook). The winner.
+     */
+    merge(
+      collection: Contacts,
+      id: number,
+      loserIds: readonly number[],
+      options: { userId?: number } = {},
+    ): Rendered {
+      valid(crm.merge(collection, id, loserIds, user(options.userId)), collection, id)
+      return crmControl.get(collection, id) as Rendered
+    },
+    /**
+     * `change_status` of a deal or project as a user of the UI: its `current_state` and `finished_at`
+     * change; its `updated_at` and webhook only with `statusChangesTouchRecord`. The record.
+     */
+    changeStatus(
+      collection: 'deals' | 'projects',
+      id: number,
+      state: string,
+      options: { userId?: number } = {},
+    ): Rendered {
+      valid(crm.changeStatus(collection, id, state, user(options.userId)), collection, id)
+      return crmControl.get(collection, id) as Rendered
+    },
     addTag: (collection: CrmCollection, id: number, name: string) =>
       childOf(crm.addChild(collection, id, 'tags', { name }, user()), collection, id),
     renameTag: (collection: CrmCollection, id: number, tagId: number, name: string) =>

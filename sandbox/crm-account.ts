@@ -14,10 +14,12 @@ import { type FieldErrors, fieldErrors } from './http.ts'
 import type { Ids } from './ids.ts'
 import { type Actor, type Kind, type Outcome, parseIncludes, type WriteContext } from './kind.ts'
 import { crmKinds } from './kinds.ts'
+import { type Mergeable, mergeInto } from './merges.ts'
 import { linkReferences, relinking, unlinkReferences } from './relations.ts'
 import type { AddrRow, Plural, Reachable, Stamped, Tagged, TagRow, WorkRow } from './rows.ts'
 import { changed, insert, remove, type Store } from './store.ts'
 import type { View } from './view.ts'
+import { changeState } from './work.ts'
 
 const { people, companies, deals, projects } = crmKinds
 const kindOf = (plural: Plural): Kind => crmKinds[plural]
@@ -175,6 +177,56 @@ export function createCrmAccount(deps: CrmAccountDeps) {
       unlinkReferences(store, plural, row)
       cascade(kind, id, actor, now)
       return true
+    },
+
+    /**
+     * Merges the losers into the record `id` (merges.ts): they vanish silently, what was theirs moves
+     * without a trace, and the winner changes as any record does. Null when the winner or a loser does
+     * not exist; field errors when there is no loser, or the winner is among them.
+     */
+    merge(plural: Mergeable, id: number, loserIds: readonly number[], actor: Actor): Outcome<Stamped> | null {
+      const kind = kindOf(plural)
+      const rows = kind.rows(store).rows
+      const winner = rows.get(id)
+      if (!winner || loserIds.some((loserId) => !rows.has(loserId))) return null
+      if (loserIds.length === 0) return { ok: false, errors: { looser_ids: ["can't be blank"] } }
+      if (loserIds.includes(id))
+        return { ok: false, errors: { looser_ids: ['must not include the record itself'] } }
+      const before = { ...winner }
+      const now = nowSeconds(deps.clock)
+      for (const loserId of new Set(loserIds)) mergeInto(store, plural, winner, loserId, now)
+      winner.updated_at = now
+      if ('updated_by_user_id' in winner) winner.updated_by_user_id = actor.userId
+      changed(kind.rows(store))
+      emit(kind, 'update', winner, actor, before)
+      return { ok: true, row: winner }
+    },
+
+    /**
+     * `change_status` of a deal or project: its state and `finished_at` (work.ts). By default nothing
+     * else: no `updated_at`, no webhook, no activity; `statusChangesTouchRecord` makes it an update like
+     * any other. Null when there is no such record.
+     */
+    changeStatus(
+      plural: 'deals' | 'projects',
+      id: number,
+      state: unknown,
+      actor: Actor,
+    ): Outcome<Stamped> | null {
+      const kind = kindOf(plural)
+      const row = store[plural].rows.get(id)
+      if (!row) return null
+      const before = { ...row }
+      const now = nowSeconds(deps.clock)
+      const errors = changeState(plural, row, state, now)
+      if (errors) return { ok: false, errors }
+      changed(kind.rows(store))
+      if (!deps.behaviour().statusChangesTouchRecord || row.current_state === before.current_state)
+        return { ok: true, row }
+      row.updated_at = now
+      row.updated_by_user_id = actor.userId
+      emit(kind, 'update', row, actor, before)
+      return { ok: true, row }
     },
 
     /** The sub-objects of a record, rendered; null when there is no such record. */

@@ -85,6 +85,12 @@ export const behaviourSchema = z.strictObject({
    * true is a kinder variant a test names.
    */
   childChangesTouchParent: z.boolean(),
+  /**
+   * Whether `change_status` of a deal or project bumps its `updated_at`, sends its update and logs the
+   * activity. Not shown: the default is false (the state and `finished_at` change silently, so only a
+   * full run's walk shows it); true is a kinder variant a test names.
+   */
+  statusChangesTouchRecord: z.boolean(),
   /** `remove`: a deleted contact is gone; `soft`: it stays listed with `deleted_at` set. */
   contactDeletion: z.enum(['remove', 'soft']),
   /**
@@ -115,6 +121,7 @@ export function defaultBehaviour(): Behaviour {
     reservationRateLimit: { requests: 50, windowSeconds: 10 },
     maxPerpage: 250,
     childChangesTouchParent: false,
+    statusChangesTouchRecord: false,
     contactDeletion: 'remove',
     activityFilters: 'ignored',
     tieOrder: 'shuffled',

@@ -97,6 +97,34 @@ function finishes(row: WorkRow, state: string | undefined, final: readonly strin
   if (state && state !== row.current_state && final.includes(state)) row.finished_at = now
 }
 
+/** The states of deals and projects, and those that finish one (`finished_at` set). */
+const STATES = {
+  deals: { all: DEAL_STATES, final: ['won', 'lost'] },
+  projects: { all: PROJECT_STATES, final: ['closed'] },
+} as const satisfies Record<string, { all: readonly string[]; final: readonly string[] }>
+
+/**
+ * `change_status`: the state moves, and its timestamp with it: `finished_at` is set on entering a final
+ * state and cleared on leaving one (not shown; the plausible reading). Nothing else changes, not even
+ * `updated_at`: whether it is bumped is the account's to decide (crm-account.ts). Field errors when the
+ * state is not one of the kind's.
+ */
+export function changeState(
+  plural: keyof typeof STATES,
+  row: WorkRow,
+  state: unknown,
+  now: number,
+): FieldErrors | null {
+  const { all, final }: { all: readonly string[]; final: readonly string[] } = STATES[plural]
+  if (typeof state !== 'string' || !all.includes(state))
+    return { current_state: ['is not included in the list'] }
+  if (state === row.current_state) return null
+  if (final.includes(state)) row.finished_at = now
+  else if (final.includes(row.current_state)) row.finished_at = null
+  row.current_state = state
+  return null
+}
+
 function renderWork(
   view: View,
   row: WorkRow,
