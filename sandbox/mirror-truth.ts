@@ -14,7 +14,8 @@
 // fields (a deal's people, a position's company name) and counts derived from other records are not.
 // Records are matched by the id the mirror keys them by: a number, or the text id of a resource whose
 // `id` column is text (an attachment's `uuid`, while the sandbox's own rows have numbers).
-// With `members: true`, the member sets of groups (crm.filter_group_members) too (member-truth.ts).
+// With `members: true`, the member sets of groups (crm.filter_group_members) too (member-truth.ts); with
+// `references: true`, what records name by id (a task's attachable, a deal's people: reference-truth.ts).
 import { sql } from 'kysely'
 import {
   type AnyResource,
@@ -28,6 +29,7 @@ import {
 import type { Db } from '../src/store/database.ts'
 import { isPlural } from './kinds.ts'
 import { compareMembers } from './member-truth.ts'
+import { compareReferences } from './reference-truth.ts'
 import { isReservationCollection } from './reservation-kinds.ts'
 import type { Sandbox } from './sandbox.ts'
 import type { Difference, TableTruth } from './table-truth.ts'
@@ -91,6 +93,11 @@ export interface CompareOptions {
   limit?: number
   /** Compare member sets too (crm.filter_group_members; member-truth.ts): they may lag (default false). */
   members?: boolean
+  /**
+   * Compare references by id too (a task's attachable, a deal's company and people, a person's
+   * positions' companies; reference-truth.ts): a merge or destroy moves them silently (default false).
+   */
+  references?: boolean
 }
 
 /** Columns compared as fields: plain text columns (see the head of this file). */
@@ -263,6 +270,7 @@ export async function compareMirror(
     const members = options.members ? await compareMembers(db, sandbox, resource, options.limit) : null
     if (members) compared.push(members)
   }
+  if (options.references) compared.push(...(await compareReferences(db, sandbox, options.limit)))
   return compared
 }
 

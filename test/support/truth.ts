@@ -13,6 +13,8 @@ export interface TruthOptions {
   only?: readonly string[]
   /** Compare the groups' member sets too (crm.filter_group_members), which may lag (default false). */
   members?: boolean
+  /** Compare references by id too (a task's attachable, a deal's people; sandbox/reference-truth.ts). */
+  references?: boolean
 }
 
 /** Differences between the mirror and the sandbox; empty when converged. At most `limit` are listed. */
@@ -24,6 +26,7 @@ export async function differences(db: Db, sandbox: Sandbox, options: TruthOption
       (options.reservation === true || resource.service === 'crm'),
     limit,
     members: options.members === true,
+    references: options.references === true,
   })
   return describe(tables, limit)
 }
