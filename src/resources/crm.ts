@@ -28,6 +28,24 @@ const attachedTo = (attachableType: string): readonly Dependant[] => [
   },
 ]
 
+/**
+ * What the upstream changes, silently, when a person or company goes (deleted, or merged into another
+ * that takes over its memberships), without touching those records' `updated_at`: the deals and
+ * projects that name the person among their people; the people with a position at the company, and its
+ * deals and projects. Checked as the dependants above are: `show` writes them anew (404 tombstones).
+ */
+const memberships = {
+  person: [
+    { resource: 'crm.deals', through: 'crm.deal_people', column: 'person_id' },
+    { resource: 'crm.projects', through: 'crm.project_people', column: 'person_id' },
+  ],
+  company: [
+    { resource: 'crm.people', through: 'crm.positions', column: 'company_id' },
+    { resource: 'crm.deals', column: 'company_id' },
+    { resource: 'crm.projects', column: 'company_id' },
+  ],
+} as const satisfies Record<string, readonly Dependant[]>
+
 export const people = resource({
   name: 'crm.people',
   service: 'crm',
@@ -61,7 +79,7 @@ export const people = resource({
   children: contactChildren,
   softDeleteKey: null,
   routes: { show: true, count: true },
-  dependants: attachedTo('Person'),
+  dependants: [...attachedTo('Person'), ...memberships.person],
 })
 
 export const companies = resource({
@@ -88,7 +106,7 @@ export const companies = resource({
   children: contactChildren,
   softDeleteKey: null,
   routes: { show: true, count: true },
-  dependants: attachedTo('Company'),
+  dependants: [...attachedTo('Company'), ...memberships.company],
 })
 
 const workColumns = {

@@ -50,7 +50,10 @@ export interface MemberTable {
   countColumn: string
 }
 
-/** Records of another resource that the upstream deletes, without a word, together with their parent. */
+/**
+ * Records of another resource that the upstream deletes or changes, without a word and without touching
+ * their `updated_at`, together with their parent (a person's tasks; the deals naming a person).
+ */
 export interface Dependant {
   /** The dependant resource (qualified name). */
   resource: string
@@ -126,7 +129,7 @@ export interface Resource<
   routes: { show: boolean; count: boolean }
   /**
    * Silent cascades: when a record of this resource is tombstoned, these dependants of it are checked
-   * with `show` (and tombstoned on 404) at once, rather than at the next reconciliation.
+   * with `show` (written anew, or tombstoned on 404) at once, rather than at the next reconciliation.
    */
   dependants: readonly Dependant[]
 }

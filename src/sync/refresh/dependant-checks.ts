@@ -1,6 +1,9 @@
 // Silent cascades: the upstream deletes a person's tasks with the person, a contact's bookings with the
-// contact, and tells nobody. When the mirror tombstones a record, the live dependants it has in the
-// mirror are checked with `show` at once (refresh jobs), so that they do not wait for a reconciliation.
+// contact, and tells nobody; it changes the deals that named the person (and, after a merge, moves the
+// tasks, notes and memberships of the person to the one it was merged into) without touching their
+// `updated_at`. When the mirror tombstones a record, the live dependants it has in the mirror (resource
+// table: `dependants`) are checked with `show` at once (refresh jobs), so that they do not wait for a
+// reconciliation or a full run.
 import type { Kysely } from 'kysely'
 import type { RecordId, Resource } from '../../resources/index.ts'
 import { liveDependants } from '../../store/dependants.ts'
