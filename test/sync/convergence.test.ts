@@ -8,9 +8,9 @@
 // vanish silently, their tasks, notes and memberships move silently) happen, it converges again after
 // the changes stop with no full run, silent deletions included (tasks with their parent, reservation
 // contacts with their bookings, merged losers), all but the sub-object and status changes (tags,
-// avatars, connections, positions of a destroyed company, a deal's state) of records nothing else
-// changed; a full run, the safety net, brings those. References by id (a task's attachable, a deal's
-// people and company) are compared too. A full resync asked for meanwhile is accepted and succeeds.
+// avatars, connections, a deal's state) of records nothing else changed; a full run, the safety net,
+// brings those. References by id (a task's attachable, a deal's people and company) are compared too.
+// A full resync asked for meanwhile is accepted and succeeds.
 //
 // At several pages (700 people, 600 tasks and contacts, 750 bookings, pages of 250, the real budget of
 // 50 requests per 10 s): incremental runs alone bring updates from every page boundary and deletions
@@ -189,8 +189,8 @@ describe.each(['lean', 'nested', 'api', 'flat'])('HOOK_OBJECT_TYPE=%s', (objectT
     ).finally(() => boss.stop({ graceful: false }))
     expect(resync.status).toBe('started')
     started = Date.now()
-    // Deliveries and incremental sweeps bring everything but sub-object changes (tags; positions of a
-    // destroyed company) of records nothing else changed.
+    // Deliveries and incremental sweeps bring everything but sub-object and status changes (tags, a
+    // deal's state) of records nothing else changed.
     await waitFor(
       inSync(db, upstream, { except: SILENT, references: true }),
       90_000,
