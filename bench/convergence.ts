@@ -2,7 +2,9 @@
 // hostile faults, the engine as `crm-sync start` runs it (its own process, INCREMENTAL_SYNC_INTERVAL 10,
 // the default nightly FULL_SYNC_CRON, the engine's default budgets, mirrored by the sandbox) mirrors a
 // seeded account 10x the demo's size, then a stream of changes of every kind (deletions the upstream
-// makes silently included: a parent's tasks, a contact's bookings) runs for a minute. At the last
+// makes silently included: a parent's tasks, a contact's bookings; avatars, connections and status
+// changes, silent too; merges of people and companies, whose losers vanish silently and whose tasks and
+// memberships move to the winner) runs for a minute. At the last
 // change a full resync is asked for (DESIGN.md's "in sync" allows one full reconciliation for changes
 // that leave updated_at alone, such as tags, which the sandbox announces nowhere), and the mirror is
 // compared with the sandbox's truth every second until it matches (and no delivery is left on its way
@@ -419,8 +421,15 @@ const BOOKING_STATES = ['open', 'accepted', 'declined', 'completed']
 
 /** The share of each kind of change (they add up to 1). */
 const MIX = [
-  ['update', 0.3],
+  ['update', 0.21],
   ['tag', 0.1],
+  // Avatars and connections of people and companies (silent by default, as tags are), status changes
+  // of deals and projects (`change_status`: silent by default), merges of people and of companies
+  // (the losers vanish silently; their tasks, notes and memberships move to the winner).
+  ['avatar', 0.03],
+  ['connection', 0.03],
+  ['status', 0.02],
+  ['merge', 0.01],
   ['untag', 0.06],
   ['create', 0.08],
   ['destroy', 0.06],
@@ -473,11 +482,39 @@ function changeMaker(sandbox: Sandbox, seed: number) {
     return `${collection}.create`
   }
 
+  /** An avatar or connection change of a person or company, a status change, or a merge. */
+  function sideChange(kind: 'avatar' | 'connection' | 'status' | 'merge', collection: Hooked, i: number) {
+    if (kind === 'status') {
+      const states = collection === 'projects' ? 'projects' : 'deals'
+      const id = pick(crm.liveIds(states))
+      if (id === undefined) return create(states, i)
+      crm.changeStatus(states, id, pick(states === 'deals' ? DEAL_STATES : PROJECT_STATES) as string)
+      return `${states}.status`
+    }
+    const contacts = collection === 'companies' ? 'companies' : 'people'
+    const ids = crm.liveIds(contacts)
+    const id = pick(ids)
+    if (id === undefined) return create(contacts, i)
+    if (kind === 'merge') {
+      const losers = [pick(ids), pick(ids)].filter(
+        (loser): loser is number => loser !== undefined && loser !== id,
+      )
+      if (losers.length === 0) return hookedUpdate(contacts, id, i)
+      crm.merge(contacts, id, [...new Set(losers)])
+      return `${contacts}.merge`
+    }
+    if (kind === 'avatar') crm.setAvatar(contacts, id, next() < 0.8 ? { filename: `bild-${i}.jpg` } : null)
+    else crm.addConnection(contacts, id, { network: 'xing', url: `https://x.example/${i}` })
+    return `${contacts}.${kind}`
+  }
+
   /** One change; returns what it was, e.g. `people.destroy`. */
   function change(i: number): string {
     const kind = weighted(MIX)
     const collection = weighted(HOOKED)
     if (kind === 'create') return create(collection, i)
+    if (kind === 'avatar' || kind === 'connection' || kind === 'status' || kind === 'merge')
+      return sideChange(kind, collection, i)
     if (kind === 'update' || kind === 'tag' || kind === 'untag' || kind === 'destroy') {
       const id = pick(crm.liveIds(collection))
       if (id === undefined) return create(collection, i)
@@ -645,8 +682,10 @@ async function waitForConvergence(
       const pending = sandbox.control.pendingDeliveries()
       const inbox = pending === 0 ? (await readInboxBacklog(db)).depth : 1
       // Then the tests' full comparison (sandbox/mirror-truth.ts: every simulated table, its fields and
-      // children) says whether it is converged; until it does, the wait goes on.
-      const full = pending === 0 && inbox === 0 ? await compareMirror(db, sandbox, { limit: 5 }) : null
+      // children, and what records name by id: a merge moves tasks and memberships to the winner) says
+      // whether it is converged; until it does, the wait goes on.
+      const full =
+        pending === 0 && inbox === 0 ? await compareMirror(db, sandbox, { limit: 5, references: true }) : null
       if (full) fullChecks++
       if (full && !converged(full)) fullDiffering = describeTruth(full, 5)
       if (full && converged(full)) {
@@ -1029,7 +1068,7 @@ async function run(ctx: Context) {
           : `every upstream call ${settings.latency.min}-${settings.latency.max} ms (uniform)`,
       engine: `its own process, INCREMENTAL_SYNC_INTERVAL ${INTERVAL_SECONDS}, FULL_SYNC_CRON default (nightly), every other setting its default (the activity feed and newest-page polls on)`,
       converged:
-        'mirror = sandbox (live ids, updated_at, fields, tags, deletions tombstoned; compared every second), no delivery pending or in the inbox, and then the full comparison of the tests (sandbox/mirror-truth.ts: every simulated table, fields and children) agrees',
+        'mirror = sandbox (live ids, updated_at, fields, tags, deletions tombstoned; compared every second), no delivery pending or in the inbox, and then the full comparison of the tests (sandbox/mirror-truth.ts: every simulated table, fields and children, references by id) agrees',
       deadline: `${settings.deadline} s after the last change (first sync ${settings.firstDeadline} s)`,
       seed: settings.seed,
       ties: `${settings.ties ? `bulk edits of ${settings.ties} records sharing one updated_at` : "the seed's own bursts only"}; ties ordered ${settings.tieOrder === 'shuffled' ? 'anew on every request' : 'by id'}`,
