@@ -1,5 +1,6 @@
 // The demo's stream of changes: what users of the CRM and of the reservation service do in a busy
-// minute (edits, tags, new records, deletions), made through the sandbox's control API, which fires
+// minute (edits, tags, new records, deletions, merges of duplicates), made through the sandbox's
+// control API, which fires
 // the CRM's webhooks as the real UI would. Deterministic for a given seed number.
 //
 // Valid by construction: each change is chosen from the sandbox's state at that moment. It acts on
@@ -10,9 +11,11 @@
 // instead. test/demo/changes.test.ts runs the stream over many seeds; a change the sandbox refuses
 // all the same ends in a RefusedChange, which the demo logs before it goes on.
 //
-// Left out on purpose: deleting a task, or a record that has tasks (the tasks vanish with it), and
-// deleting reservation records. No webhook and no count reveals those; only the nightly full
-// reconciliation does, and the demo ends long before one.
+// Left out on purpose: deleting a task, or a record that has tasks (the tasks vanish with it),
+// deleting reservation records, and status changes of deals and projects (`change_status` bumps no
+// `updated_at`). No webhook and no count reveals those; only the nightly full reconciliation does,
+// and the demo ends long before one. A merge is in: its losers vanish silently too, but the count of
+// people or companies drops, and what was theirs (tasks, notes, memberships) is checked at once.
 import { type Sandbox, SandboxError } from '../sandbox/index.ts'
 
 type CrmCollection = 'people' | 'companies' | 'deals' | 'projects'
@@ -146,6 +149,15 @@ export function changeStream(sandbox: Sandbox, seed: number): ChangeStream {
     return act(`${collection}.destroy`, `${collection} ${id}`, () => crm.destroy(collection, id))
   }
 
+  /** Another person or company merged into this one (a duplicate cleaned up); an edit when alone. */
+  const merge = (collection: 'people' | 'companies', id: number) => {
+    const loser = pick(crm.liveIds(collection).filter((other) => other !== id))
+    if (loser === undefined) return update(collection, id)
+    return act(`${collection}.merge`, `${collection} ${loser} into ${id}`, () =>
+      crm.merge(collection, id, [loser]),
+    )
+  }
+
   const crmChange = (): string => {
     const collection = pick(['people', 'people', 'companies', 'deals', 'projects'] as const) ?? 'people'
     const id = pick(crm.liveIds(collection))
@@ -155,6 +167,7 @@ export function changeStream(sandbox: Sandbox, seed: number): ChangeStream {
     if (roll < 0.55) return update(collection, id)
     if (roll < 0.75) return tag(collection, id)
     if (roll < 0.85) return untag(collection, id)
+    if (roll < 0.88 && (collection === 'people' || collection === 'companies')) return merge(collection, id)
     return destroy(collection, id)
   }
 
