@@ -150,8 +150,13 @@ describe('the status page', () => {
     const cookie = await signIn()
     const jobs = await get('/jobs', { cookie })
     expect(jobs.status).toBe(200)
-    const body = await jobs.text()
-    expect(body).toMatch(/resource-sweep|record-refresh/)
+    expect(await jobs.text()).toContain('pg-boss Dashboard')
+    // The overview lists only some queues (which ones depends on their jobs); the queues page all.
+    const queues = await get('/jobs/queues', { cookie })
+    expect(queues.status).toBe(200)
+    const body = await queues.text()
+    expect(body).toMatch(/resource-sweep/)
+    expect(body).toMatch(/record-refresh/)
   })
 
   it('answers a resync of a table it does not mirror with a 400 that names it', async () => {
