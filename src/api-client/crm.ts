@@ -56,7 +56,22 @@ export interface CrmClient extends ResourceReader {
   createHook(hook: NewHook): Promise<Hook | null>
   /** `gone` when the hook did not exist (any more). */
   deleteHook(id: number): Promise<'deleted' | 'gone'>
+  /**
+   * One page of a record's nested listing (`people/{id}/historic_events`), its items unwrapped from
+   * whatever single key wraps them; `gone` on 404 (the record is deleted upstream).
+   */
+  nestedPage(resource: Resource, id: number, route: string, page: NestedPageQuery): Promise<NestedPage>
 }
+
+export interface NestedPageQuery {
+  /** 1-based. */
+  page: number
+  perPage: number
+}
+
+export type NestedPage =
+  | { status: 'found'; items: unknown[]; fetchedAt: Date }
+  | { status: 'gone'; fetchedAt: Date }
 
 export function createCrmClient(settings: CrmSettings, deps: ClientDeps): CrmClient {
   const upstream = openUpstream('crm', settings, deps, (url, headers) => {
@@ -116,6 +131,22 @@ export function createCrmClient(settings: CrmSettings, deps: ClientDeps): CrmCli
       return created.success ? created.data : null
     },
 
+    async nestedPage(resource, id, route, query) {
+      const path = `${resource.path}/${id}/${route}`
+      try {
+        const answer = await upstream.send({
+          method: 'GET',
+          path,
+          query: { perpage: query.perPage, page: query.page },
+          route: `${resource.path}.${route}`,
+        })
+        return { status: 'found', items: nestedItems(path, answer), fetchedAt: answer.fetchedAt }
+      } catch (error) {
+        if (error instanceof UpstreamGoneError) return { status: 'gone', fetchedAt: error.sentAt }
+        throw error
+      }
+    },
+
     async deleteHook(id) {
       try {
         await upstream.send({ method: 'DELETE', path: `hooks/${id}`, route: 'hooks.delete' })
@@ -134,6 +165,20 @@ function filterQuery(filter: IndexQuery['filter']): Query {
     for (const [operator, value] of Object.entries(operators)) query[`filter[${field}][${operator}]`] = value
   }
   return query
+}
+
+/**
+ * The items of a nested listing, whose shape the upstream does not show: an array, or an object holding
+ * one (`{"historic_events": [...]}`); each item unwrapped when it is an object under a single key.
+ */
+function nestedItems(path: string, answer: UpstreamAnswer): unknown[] {
+  let list = answer.body
+  if (typeof list === 'object' && list !== null && !Array.isArray(list)) {
+    const arrays = Object.values(list).filter(Array.isArray)
+    if (arrays.length === 1) list = arrays[0]
+  }
+  if (!Array.isArray(list)) throw malformed(path, answer, 'nested listing is not an array')
+  return list.map((item) => unwrap('*', item))
 }
 
 function parseHook(item: unknown, answer: UpstreamAnswer): Hook {

@@ -58,6 +58,19 @@ function failures(status: Status): string[] {
   )
 }
 
+/** The details pass (a person's historic events and assistants, read per person), one line a resource. */
+function detailsLines(status: Status, now: number): string[] {
+  return status.details.map((details) => {
+    const { due } = details
+    const pass = details.budget_percent > 0 ? `at most ${details.budget_percent}% of the budget` : 'off'
+    return (
+      `  ${details.resource} (${details.tables.join(', ')}): ${count(details.current)} of ${count(details.records)} read and current; ` +
+      `due: ${count(due.new)} never read, ${count(due.changed)} changed since, ${count(due.stale)} read before the last full sweep; ` +
+      `last read ${ago(details.last_read_at, now)}; pass ${pass}`
+    )
+  })
+}
+
 function hooksSection(hooks: HookListing | null): string {
   if (!hooks) return 'Hooks: not asked (--no-hooks)'
   if (hooks.error !== null) return `Hooks: could not be listed: ${hooks.error}`
@@ -92,6 +105,7 @@ export function renderStatus(status: Status, hooks: HookListing | null): string 
     `Resources (as of ${instant(status.generated_at)})\n${resourcesTable(status, now)}`,
     sweepsUnderWay(status).length ? `Sweeps under way\n${sweepsUnderWay(status).join('\n')}` : '',
     failures(status).length ? `Last run failed\n${failures(status).join('\n')}` : '',
+    detailsLines(status, now).length ? `Details (read per record)\n${detailsLines(status, now).join('\n')}` : '',
     hooksSection(hooks),
     `Queues (as last counted by pg-boss)\n${queuesTable(status)}`,
     `Inbox: ${count(inbox.accepted)} deliveries waiting to be applied, ${count(inbox.processed)} applied, ${count(inbox.rejected)} rejected, ${count(inbox.failed)} failed after every retry; ${bytes(status.inbox_bytes)} on disk`,

@@ -104,6 +104,10 @@ const environment = z.object({
     .refine((seconds) => seconds === 0 || seconds >= 10, 'must be 0 (off) or from 10 to 86400')
     .default(300),
   FULL_SYNC_CRON: cron.default('0 3 * * *'),
+  // The most the details pass spends of the CRM's budget, in percent: it reads each person's historic
+  // events and assistants, which no include carries (2 requests a person), and only while half the
+  // budget is free and no first sync runs. 0: not read.
+  DETAILS_BUDGET_PERCENT: integer(0, 50).default(20),
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),
@@ -192,6 +196,7 @@ function toConfig(env: z.output<typeof environment>) {
     // 0: no periodic checks.
     hooksCheckIntervalSeconds: env.HOOKS_CHECK_INTERVAL,
     fullSyncCron: env.FULL_SYNC_CRON,
+    detailsBudgetShare: env.DETAILS_BUDGET_PERCENT / 100,
     syncLookbackSeconds: TUNING.lookbackSeconds,
     logLevel: env.LOG_LEVEL,
     dataDir: resolve(env.DATA_DIR),

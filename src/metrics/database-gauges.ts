@@ -3,7 +3,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
-import { collectQueueCounts, collectResourceCounts } from '../status/engine-status.ts'
+import { collectDetailsStatus, collectQueueCounts, collectResourceCounts } from '../status/engine-status.ts'
 import type { Db } from '../store/database.ts'
 import { readInboxBacklog, readInboxBytes } from '../store/status-queries.ts'
 import { readResourceStates } from '../store/sync-state.ts'
@@ -48,6 +48,16 @@ export function createDatabaseGauges(registers: Registry[], sources: DatabaseSou
     'When the last sweep of the resource that succeeded ended, whichever process ran it (Unix seconds), by what it read: incremental (the newest pages) or full (every page)',
     ['resource', 'mode'],
   )
+  const detailsCurrent = gauge(
+    'details_current',
+    "Live records whose details (a person's historic events and assistants) the details pass has read and that are not due",
+    ['resource'],
+  )
+  const detailsDue = gauge(
+    'details_due',
+    'Live records whose details are due, by reason: new (never read), changed (since read), stale (read before the last full sweep)',
+    ['resource', 'reason'],
+  )
   const failures = new Counter({
     name: `${PREFIX}scrape_source_failures_total`,
     help: 'Scrapes in which a source (inbox, queues, resources) could not be read',
@@ -79,11 +89,18 @@ export function createDatabaseGauges(registers: Registry[], sources: DatabaseSou
       },
     },
     resources: {
-      gauges: [liveRows, remoteCount, drift],
+      gauges: [liveRows, remoteCount, drift, detailsCurrent, detailsDue],
       async read() {
         if (Date.now() - countedAt < maxAgeMs) return
-        const counts = await collectResourceCounts(sources.db, sources.config)
-        for (const gauge of [liveRows, remoteCount, drift]) gauge.reset()
+        const [counts, details] = await Promise.all([
+          collectResourceCounts(sources.db, sources.config),
+          collectDetailsStatus(sources.db, sources.config),
+        ])
+        for (const gauge of [liveRows, remoteCount, drift, detailsCurrent, detailsDue]) gauge.reset()
+        for (const { resource, current, due } of details) {
+          detailsCurrent.set({ resource }, current)
+          for (const [reason, count] of Object.entries(due)) detailsDue.set({ resource, reason }, count)
+        }
         for (const count of counts) {
           liveRows.set({ resource: count.resource }, count.liveRows)
           if (count.remoteCount !== null) remoteCount.set({ resource: count.resource }, count.remoteCount)

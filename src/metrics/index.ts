@@ -77,6 +77,18 @@ export function createMetrics(sources: MetricsSources): Metrics {
     labelNames: ['resource'],
     registers,
   })
+  const detailsReads = new Counter({
+    name: `${PREFIX}details_reads_total`,
+    help: "Records whose details (a person's historic events and assistants) the details pass read in this process, by resource and outcome (read, gone: answered 404)",
+    labelNames: ['resource', 'outcome'],
+    registers,
+  })
+  const detailsRequests = new Counter({
+    name: `${PREFIX}details_requests_total`,
+    help: 'Upstream requests the details pass sent in this process, by resource',
+    labelNames: ['resource'],
+    registers,
+  })
   const freshness = new Histogram({
     name: `${PREFIX}freshness_seconds`,
     help: 'Seconds from a webhook delivery being received to its record being written, by resource and source',
@@ -147,6 +159,11 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     refreshSkipped(resource) {
       refreshesSkipped.inc({ resource })
+    },
+    detailsRead(resource, outcome) {
+      detailsReads.inc({ resource, outcome: 'read' }, outcome.read - outcome.gone)
+      detailsReads.inc({ resource, outcome: 'gone' }, outcome.gone)
+      detailsRequests.inc({ resource }, outcome.requests)
     },
     runFinished(run) {
       const start = run.started_at ?? run.created_at

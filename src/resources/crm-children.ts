@@ -127,6 +127,31 @@ export const connections = child({
 })
 
 /**
+ * A person's historic events (birthdays): in no include, read per person from
+ * `people/{id}/historic_events` (see `personDetails`). The upstream's `desc` is `description` here, as
+ * `desc` is a reserved word in SQL.
+ */
+export const historicEvents = child({
+  table: 'crm.historic_events',
+  columns: { id: bigint, unparsed_date: text, atype: text, description: { type: 'text', from: 'desc' } },
+})
+
+/** A person's assistants (upstream `assis`): in no include, read per person from `people/{id}/assis`. */
+export const assistants = child({
+  table: 'crm.assistants',
+  columns: { id: bigint, name: text, tel: text, email: text },
+})
+
+/**
+ * What a person has that no include carries: read per person by the details pass (src/sync/details/),
+ * one listing a route, and replaced whole with each read.
+ */
+export const personDetails = [
+  { child: historicEvents, key: 'historic_events', route: 'historic_events', anyShape: true },
+  { child: assistants, key: 'assis', route: 'assis', anyShape: true },
+] satisfies readonly ChildMapping[]
+
+/**
  * Children of people and companies, and the includes that carry them. Their `avatar` (one object, its
  * fields not shown) is no child table but a jsonb column of its own on crm.people and crm.companies.
  */

@@ -8,6 +8,7 @@ import {
   customFields,
   dealPeople,
   noteLinkMappings,
+  personDetails,
   projectPeople,
   tags,
 } from './crm-children.ts'
@@ -76,7 +77,7 @@ export const people = resource({
     // The include `avatar`: one object, its fields not shown. Kept whole, whatever its shape.
     avatar: jsonb,
   },
-  children: contactChildren,
+  children: [...contactChildren, ...personDetails],
   softDeleteKey: null,
   routes: { show: true, count: true },
   dependants: [...attachedTo('Person'), ...memberships.person],

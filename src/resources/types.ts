@@ -34,6 +34,12 @@ export interface ChildMapping<T extends ChildTable = ChildTable> {
    * are skipped.
    */
   anyShape?: boolean
+  /**
+   * The items are in no include: they are read per record from `GET <path>/{id}/<route>` (a person's
+   * historic events), by the details pass (src/sync/details/), never from a page, show or payload.
+   * `key` then names the items in docs and logs only.
+   */
+  route?: string
 }
 
 /**

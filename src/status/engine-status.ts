@@ -8,6 +8,7 @@ import {
   readLastSweeps,
   readUnfinishedSweeps,
 } from '../store/status-queries.ts'
+import { detailMappings, readDetailsProgress } from '../store/record-details.ts'
 import { countLiveRows, readResourceStates } from '../store/sync-state.ts'
 import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
 import { mirroredResources } from '../sync/runs.ts'
@@ -45,6 +46,22 @@ export interface ResourceStatus {
   waiting_runs: number[]
 }
 
+/** The details pass over a resource's records (src/sync/details/): how far it has come. */
+export interface DetailsStatus {
+  resource: string
+  /** The tables it fills (`crm.historic_events`, ...). */
+  tables: string[]
+  /** DETAILS_BUDGET_PERCENT: the most of the budget it spends; 0 when the pass is off. */
+  budget_percent: number
+  /** Live records of the resource. */
+  records: number
+  /** Records whose details are read and not due. */
+  current: number
+  /** Records whose details are due: never read, changed since read, read before the last full sweep. */
+  due: { new: number; changed: number; stale: number }
+  last_read_at: string | null
+}
+
 export interface QueueCounts {
   /** Waiting, whether due now or later (retries wait for their backoff here). */
   queued: number
@@ -67,6 +84,8 @@ export interface Status {
   inbox: { accepted: number; rejected: number; processed: number; failed: number }
   /** Bytes sync.inbox takes on disk (table, large bodies, indexes), kept in check by retention. */
   inbox_bytes: number
+  /** The details pass, per mirrored resource that has details (crm.people). */
+  details: DetailsStatus[]
 }
 
 export interface StatusDeps {
@@ -101,6 +120,28 @@ export async function collectResourceCounts(db: Db, config: Config) {
   )
 }
 
+/** The details pass's progress over every mirrored resource that has details. */
+export async function collectDetailsStatus(db: Db, config: Config): Promise<DetailsStatus[]> {
+  const resources = mirroredResources({
+    reservationEnabled: config.reservation !== null,
+    resources: config.resources,
+  }).filter((resource) => detailMappings(resource).length > 0)
+  return Promise.all(
+    resources.map(async (resource): Promise<DetailsStatus> => {
+      const progress = await readDetailsProgress(db, resource)
+      return {
+        resource: resource.name,
+        tables: detailMappings(resource).map((mapping) => mapping.child.table),
+        budget_percent: Math.round(config.detailsBudgetShare * 100),
+        records: progress.records,
+        current: progress.current,
+        due: { new: progress.new, changed: progress.changed, stale: progress.stale },
+        last_read_at: iso(progress.lastReadAt),
+      }
+    }),
+  )
+}
+
 /** The pg-boss queues crm-sync works (deliveries are queued in the inbox, not in pg-boss). */
 const COUNTED_QUEUES = Object.values(QUEUES)
 
@@ -125,12 +166,13 @@ export async function collectStatus({ db, boss, config }: StatusDeps): Promise<S
   const generatedAt = new Date()
   const counts = await collectResourceCounts(db, config)
   const names = counts.map((count) => count.resource)
-  const [lastSweeps, unfinished, queues, inbox, inboxBytes] = await Promise.all([
+  const [lastSweeps, unfinished, queues, inbox, inboxBytes, details] = await Promise.all([
     readLastSweeps(db, names),
     readUnfinishedSweeps(db),
     collectQueueCounts(boss),
     countInboxByStatus(db),
     readInboxBytes(db),
+    collectDetailsStatus(db, config),
   ])
   const resources = counts.map(({ resource, liveRows, remoteCount, drift, state }): ResourceStatus => {
     const last = lastSweeps.find((sweep) => sweep.resource === resource)
@@ -168,5 +210,12 @@ export async function collectStatus({ db, boss, config }: StatusDeps): Promise<S
       waiting_runs: mine.filter((sweep) => sweep.waiting).map((sweep) => sweep.run_id),
     }
   })
-  return { generated_at: generatedAt.toISOString(), resources, queues, inbox, inbox_bytes: inboxBytes }
+  return {
+    generated_at: generatedAt.toISOString(),
+    resources,
+    queues,
+    inbox,
+    inbox_bytes: inboxBytes,
+    details,
+  }
 }

@@ -178,6 +178,16 @@ export interface DeliveryReplaysTable {
   finished_at: Timestamp | null
 }
 
+/** Per record, when its details (read per record: a person's historic events) were last read. */
+export interface RecordDetailsTable {
+  resource: string
+  record_id: number
+  /** When the first request of the read was granted. */
+  read_at: Timestamp
+  /** The record's `updated_at` when it was picked for the read. */
+  read_for: Timestamp | null
+}
+
 /** A main table per resource of the table, keyed by its qualified name: the Kysely `Database`. */
 type MirrorTables = { [R in AnyResource as R['name']]: Main<R> }
 /** A table per child table of the table (`crm.tags`): the Kysely `Database`. */
@@ -194,4 +204,5 @@ export interface Database extends MirrorTables, ChildTables {
   'crm.filter_group_members': FilterGroupMembersTable
   'sync.member_reads': MemberReadsTable
   'sync.delivery_replays': DeliveryReplaysTable
+  'sync.record_details': RecordDetailsTable
 }

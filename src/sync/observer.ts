@@ -12,6 +12,8 @@ export interface SyncObserver {
   recordsApplied?(resource: string, source: AppliedSource, count: number, receivedAt?: Date): void
   /** A refresh was not sent: a fetch sent after the record's latest delivery had answered it. */
   refreshSkipped?(resource: string): void
+  /** The details pass read records' details (`gone` of them answered 404), spending `requests`. */
+  detailsRead?(resource: string, outcome: { read: number; gone: number; requests: number }): void
   /** A run ended (succeeded or failed), reported by the process whose sweep ended it. */
   runFinished?(run: RunView): void
   /** Expired rows deleted by retention, by table (`sync.inbox`, `sync.runs`, ...) and status. */

@@ -9,6 +9,7 @@ import { createDeadLetterHandler } from './dead-letter.ts'
 import type { AppliedDelivery } from './delivery/apply.ts'
 import { createReplayAllHandler } from './delivery/replay-all.ts'
 import { DELIVERY_KIND, startDeliveryWorker } from './delivery/worker.ts'
+import { startDetailsPass } from './details/index.ts'
 import { startFreshnessPolls } from './feed/polls.ts'
 import {
   deferRefresh,
@@ -52,7 +53,7 @@ const CASCADE_CHECK_DEFER_SECONDS = 10
 export interface Workers {
   /** A delivery was just committed to the inbox: take it now rather than at the next poll. */
   wakeDeliveries(): void
-  /** Starts the freshness polls (feed/polls.ts), once the service listens. */
+  /** Starts the freshness polls (feed/polls.ts) and the details pass (details/), once the service listens. */
   startPolls(): void
   /** Stops the schedules, retention, the freshness polls and the inbox workers (work in flight finishes). */
   stop(): Promise<void>
@@ -176,6 +177,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     observer,
   })
   let polls: { stop(): Promise<void> } | undefined
+  let details: { stop(): Promise<void> } | null | undefined
   return {
     wakeDeliveries: () => deliveries.wake(),
     startPolls() {
@@ -187,10 +189,17 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
         logger,
         onApplied: (resource, records) => applied?.(resource, 'fetch', records),
       })
+      details ??= startDetailsPass({
+        db,
+        crm: clients.crm,
+        config,
+        logger,
+        onRead: observer?.detailsRead?.bind(observer),
+      })
     },
     async stop() {
       schedules.stop()
-      await Promise.all([deliveries.stop(), retention.stop(), polls?.stop()])
+      await Promise.all([deliveries.stop(), retention.stop(), polls?.stop(), details?.stop()])
     },
   }
 }

@@ -121,7 +121,7 @@ describe('crm-sync schema --dbt', () => {
     expect(code).toBe(0)
     expect(stdout).toBe('')
     expect(stderr).toMatch(
-      /^wrote 26 tables, 26 live views and 15 history views as dbt sources to .*sources\.yml\n$/,
+      /^wrote 28 tables, 28 live views and 15 history views as dbt sources to .*sources\.yml\n$/,
     )
     const printed = await cli(['schema', '--dbt'], {}, cwd)
     expect(await readFile(file, 'utf8')).toBe(printed.stdout)

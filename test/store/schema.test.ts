@@ -9,7 +9,8 @@ import {
   CHILD_TABLES,
   down as dropChildKeys,
 } from '../../migrations/0018_child_primary_keys.ts'
-import { CHILD_TABLES as KEYED_AT_CREATION } from '../../migrations/0024_avatars_connections.ts'
+import { CHILD_TABLES as CONNECTIONS } from '../../migrations/0024_avatars_connections.ts'
+import { CHILD_TABLES as PERSON_DETAILS } from '../../migrations/0025_person_details.ts'
 import { childTables, deals, people, resources } from '../../src/resources/index.ts'
 import { createDb, createPool } from '../../src/store/database.ts'
 import {
@@ -209,7 +210,7 @@ describe('the migrated schema', () => {
     const keys = new Map(rows.map((row) => [row.table, row.key?.join(', ')]))
     // Every child table of the resource table: the frozen list of the migration that keyed them, and
     // those created since with their key.
-    expect([...CHILD_TABLES, ...KEYED_AT_CREATION].sort()).toEqual(
+    expect([...CHILD_TABLES, ...CONNECTIONS, ...PERSON_DETAILS].sort()).toEqual(
       childTables.map((child) => child.table).sort(),
     )
     for (const child of childTables)

@@ -1,7 +1,7 @@
 // The overview: one row per mirrored table, the worst state first (status/table-health.ts), then the
 // webhook inbox and the hooks. Every table can be swept again from here, and everything at once.
 import { html } from 'hono/html'
-import type { Status } from '../../status/engine-status.ts'
+import type { DetailsStatus, Status } from '../../status/engine-status.ts'
 import { type TableHealth, tableHealth, worseFirst } from '../../status/table-health.ts'
 import type { BudgetUse } from '../../store/budget.ts'
 import { ago, type Html, layout, shownTime, stateClass } from './layout.ts'
@@ -44,6 +44,20 @@ function keyState(refused: Map<string, string>, upstream: string): Html {
   return why
     ? html`<span class="state state-error">refused</span> <span class="error">${why}</span>`
     : html`accepted`
+}
+
+/** One row of the details pass (a person's historic events and assistants, read per person). */
+function detailsRow(details: DetailsStatus, now: Date): Html {
+  const { due } = details
+  const share = details.records > 0 ? Math.floor((details.current / details.records) * 100) : 100
+  return html`<tr data-details="${details.resource}">
+<td>${details.resource}<br><span class="muted">${details.tables.join(', ')}</span></td>
+<td>${details.budget_percent > 0 ? html`at most ${details.budget_percent}% of the budget` : html`<span class="state state-late">off</span> (DETAILS_BUDGET_PERCENT=0)`}</td>
+<td class="number">${details.current.toLocaleString('en')} of ${details.records.toLocaleString('en')} (${share}%)</td>
+<td class="number">${due.new.toLocaleString('en')}</td><td class="number">${due.changed.toLocaleString('en')}</td>
+<td class="number">${due.stale.toLocaleString('en')}</td>
+<td>${ago(details.last_read_at, now)}</td>
+</tr>`
 }
 
 export function overviewPage(facts: OverviewFacts): Html {
@@ -92,6 +106,18 @@ ${facts.budgets.map(
 )}
 </tbody>
 </table>
+${
+  status.details.length > 0
+    ? html`<h2>Details</h2>
+<p>Lists that no include carries, read per record by a background pass that yields to everything else; a
+record is read again when it changes and after each full sweep.</p>
+<table id="details">
+<thead><tr><th>Table</th><th>Pass</th><th class="number">Read and current</th><th class="number">Never read</th>
+<th class="number">Changed since</th><th class="number">Before the last full sweep</th><th>Last read</th></tr></thead>
+<tbody>${status.details.map((details) => detailsRow(details, now))}</tbody>
+</table>`
+    : ''
+}
 <h2>Webhooks</h2>
 <table id="inbox">
 <thead><tr><th class="number">Waiting</th><th class="number">Applied</th><th class="number">Rejected</th><th class="number">Failed</th><th>Hooks</th></tr></thead>

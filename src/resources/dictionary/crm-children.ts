@@ -107,6 +107,29 @@ export const crmChildTexts = {
       id: "The connection's own id, when the item has a whole number under id (null otherwise).",
     },
   },
+  'crm.historic_events': {
+    table:
+      "Historic events of people (birthdays and the like): in no include, read per person from the " +
+      "person's historic_events route by the details pass, one row per item at its place (_ordinal). " +
+      'sync.record_details says when each person\'s were last read.',
+    columns: {
+      id: "The event's id.",
+      unparsed_date: 'The date as the upstream holds it, unparsed (e.g. 1984-03-12, 12.03.1984 or 12.03.).',
+      atype: 'Kind of event, e.g. birthday.',
+      description: 'Description (upstream key desc, a reserved word in SQL).',
+    },
+  },
+  'crm.assistants': {
+    table:
+      "Assistants of people (upstream assis): in no include, read per person from the person's assis " +
+      'route by the details pass, one row per item at its place (_ordinal).',
+    columns: {
+      id: "The assistant's id.",
+      name: "The assistant's name.",
+      tel: "The assistant's phone number.",
+      email: "The assistant's e-mail address.",
+    },
+  },
   'crm.deal_people': {
     table: 'The customer-side people of each deal (include people of deals).',
     columns: {

@@ -15,7 +15,7 @@ export const crmTableTexts = {
     table:
       'People (contacts) of the CRM, one row per person ever mirrored. Sub-objects: crm.tags, ' +
       'crm.addresses, crm.contact_details, crm.positions, crm.custom_fields, crm.connections; the avatar ' +
-      'in column avatar. Webhooks: model person.',
+      'in column avatar; crm.historic_events and crm.assistants, read per person. Webhooks: model person.',
     columns: {
       id: "The person's id in the CRM.",
       account_id: ACCOUNT,

@@ -41,10 +41,13 @@ interface ChildBatch {
   columns: string[][]
 }
 
+/** The mappings whose items come inside the record (not those read per record, `route`). */
+const includedChildren = (resource: Resource) => resource.children.filter((mapping) => !mapping.route)
+
 /** The child tables of a resource, each with the mappings (include keys) that feed it, in a fixed order. */
 export function includesByTable(resource: Resource): { child: ChildTable; keys: string[] }[] {
   const tables = new Map<ChildTable, string[]>()
-  for (const mapping of resource.children)
+  for (const mapping of includedChildren(resource))
     tables.set(mapping.child, [...(tables.get(mapping.child) ?? []), mapping.key])
   return [...tables].map(([child, keys]) => ({ child, keys }))
 }
@@ -67,7 +70,7 @@ function childBatches(
   convert: Coerce,
 ): ChildBatch[] {
   const batches = new Map<ChildTable, ChildBatch>()
-  for (const mapping of resource.children) {
+  for (const mapping of includedChildren(resource)) {
     let batch = batches.get(mapping.child)
     if (!batch) {
       const specs = columnSpecs(mapping.child.columns)
