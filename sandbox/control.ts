@@ -12,6 +12,8 @@ import {
 } from './avatars-connections.ts'
 import { renderAvatar, renderConnection } from './child-views.ts'
 import { nowSeconds } from './clock.ts'
+import { SandboxError } from './control-errors.ts'
+import { personDetailsControl } from './control-person-details.ts'
 import {
   type Behaviour,
   type BehaviourPatch,
@@ -26,7 +28,6 @@ import {
 } from './faults.ts'
 import { membersOf, PLURAL_OF } from './filter-groups.ts'
 import { renderHook } from './hooks.ts'
-import type { FieldErrors } from './http.ts'
 import type { Actor, Outcome, WriteContext } from './kind.ts'
 import { type ReservationKind, reservationKinds } from './reservation-kinds.ts'
 import type { ReservationCollection } from './reservation-rows.ts'
@@ -39,23 +40,13 @@ import {
   undocumentedPagingPatchSchema,
 } from './undocumented-paging.ts'
 
+export { SandboxError } from './control-errors.ts'
 export type CrmCollection = Plural
 export type { ReservationCollection } from './reservation-rows.ts'
 export type Fields = Record<string, unknown>
 /** A record, tag or address as the API shows it. */
 export type SandboxRecord = { id: number; [key: string]: unknown }
 type Rendered = SandboxRecord
-
-/** A control call the sandbox refused: 404 for an unknown record, 422 with field errors. */
-export class SandboxError extends Error {
-  readonly status: 404 | 422
-  readonly errors: FieldErrors
-  constructor(status: 404 | 422, message: string, errors: FieldErrors = {}) {
-    super(message)
-    this.status = status
-    this.errors = errors
-  }
-}
 
 const notFound = (what: string, id: number) => new SandboxError(404, `no ${what} ${id}`)
 function valid<R>(outcome: Outcome<R> | null, what: string, id = 0): R {
@@ -203,6 +194,7 @@ export function createControl(state: SandboxState) {
       const ids = membersOf(store, group).map((row) => row.id)
       return { collection: PLURAL_OF[group.model_type], ids }
     },
+    ...personDetailsControl(state, user),
     liveIds: (collection: CrmCollection): number[] => [...crmRows(collection).rows.keys()],
     deletedIds: (collection: CrmCollection): number[] => [...crmRows(collection).deleted.keys()],
     hooks: (): Rendered[] =>

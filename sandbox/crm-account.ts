@@ -7,7 +7,7 @@ import { renderAddr, renderTag } from './child-views.ts'
 import { addrInput, mergeAddrs, mergeTags, tagInput } from './children.ts'
 import { type Clock, nowSeconds } from './clock.ts'
 import type { DeliveryQueue } from './deliveries.ts'
-import type { Behaviour, Counters } from './faults.ts'
+import type { Behaviour, Counters, TouchSetting } from './faults.ts'
 import { bump } from './faults.ts'
 import { publish } from './hooks.ts'
 import { type FieldErrors, fieldErrors } from './http.ts'
@@ -70,9 +70,9 @@ export function createCrmAccount(deps: CrmAccountDeps) {
   }
 
   /** A sub-object changed. Whether that bumps the parent and fires its update is a behaviour knob. */
-  function touch(kind: Kind, row: Stamped, actor: Actor, now: number): void {
+  function touch(kind: Kind, row: Stamped, actor: Actor, now: number, setting?: TouchSetting): void {
     changed(kind.rows(store))
-    if (!deps.behaviour().childChangesTouchParent) return
+    if (!deps.behaviour()[setting ?? 'childChangesTouchParent']) return
     row.updated_at = now
     if ('updated_by_user_id' in row) row.updated_by_user_id = actor.userId
     emit(kind, 'update', row, actor)
@@ -299,15 +299,17 @@ export function createCrmAccount(deps: CrmAccountDeps) {
     },
 
     /**
-     * A change to the avatar or the connections of a person or company, as a sub-object change (see
-     * `touch`): `change` edits the row and returns what it changed, or null when it changed nothing.
-     * Null when there is no such record.
+     * A change to the avatar or the connections of a person or company (or, under `setting`, a
+     * person's historic events and assistants), as a sub-object change (see `touch`): `change` edits
+     * the row and returns what it changed, or null when it changed nothing. Null when there is no such
+     * record.
      */
     changeContact<T>(
       plural: Plural,
       id: number,
       change: (row: Reachable, write: WriteContext) => T | null,
       actor: Actor,
+      setting?: TouchSetting,
     ): { changed: T | null } | null {
       const kind = kindOf(plural)
       const row: (Stamped & Reachable) | undefined =
@@ -315,7 +317,7 @@ export function createCrmAccount(deps: CrmAccountDeps) {
       if (!row) return null
       const write = context(actor)
       const changed = change(row, write)
-      if (changed !== null) touch(kind, row, actor, write.now)
+      if (changed !== null) touch(kind, row, actor, write.now, setting)
       return { changed }
     },
 

@@ -1,7 +1,8 @@
 // The CRM service over HTTP: /api/<objects>(.json), records wrapped under their singular name.
 // Routes are registered per entry of the table of kinds (kinds.ts); a record's sub-objects are in
 // crm-child-routes.ts, the webhook registry in crm-hook-routes.ts, a filter group's members in
-// crm-filter-group-routes.ts, merges and change_status in crm-merge-status-routes.ts.
+// crm-filter-group-routes.ts, merges and change_status in crm-merge-status-routes.ts, a person's
+// historic events and assistants in crm-person-detail-routes.ts.
 import { type Context, Hono } from 'hono'
 import { getPath } from 'hono/utils/url'
 import type { Clock } from './clock.ts'
@@ -10,6 +11,7 @@ import { childRoutes } from './crm-child-routes.ts'
 import { filterGroupRoutes } from './crm-filter-group-routes.ts'
 import { hookRoutes } from './crm-hook-routes.ts'
 import { mergeStatusRoutes } from './crm-merge-status-routes.ts'
+import { personDetailRoutes } from './crm-person-detail-routes.ts'
 import type { Behaviour } from './faults.ts'
 import { apiGate, type GateOptions } from './gate.ts'
 import {
@@ -193,6 +195,7 @@ export function createCrmApp(options: CrmAppOptions): Hono {
   }
 
   mergeStatusRoutes(app, { account, actor })
+  personDetailRoutes(app, { account, actor, behaviour: options.behaviour })
   hookRoutes(app, options)
 
   app.get('/api/users', (c) => {

@@ -91,6 +91,18 @@ export const behaviourSchema = z.strictObject({
    * full run's walk shows it); true is a kinder variant a test names.
    */
   statusChangesTouchRecord: z.boolean(),
+  /**
+   * Whether a change to a person's historic events or assistants (person-details.ts) bumps the
+   * person's `updated_at`, sends its update and logs the activity. Not shown: the default is false
+   * (no index, show or webhook tells of it); true is a kinder variant a test names.
+   */
+  detailChangesTouchPerson: z.boolean(),
+  /**
+   * Largest page of a person's historic events and assistants (`people/{id}/historic_events`,
+   * `/assis`), whatever `perpage` asks. Their paging is not shown: the default is 10; a larger one, up
+   * to the indexes' 500, is a kinder variant a test names.
+   */
+  nestedPageSize: z.number().int().min(1).max(500),
   /** `remove`: a deleted contact is gone; `soft`: it stays listed with `deleted_at` set. */
   contactDeletion: z.enum(['remove', 'soft']),
   /**
@@ -111,6 +123,8 @@ export const behaviourSchema = z.strictObject({
   deliveryTimeoutMs: z.number().int().positive(),
 })
 export type Behaviour = z.infer<typeof behaviourSchema>
+/** The settings that say whether a sub-object's change touches the record that holds it. */
+export type TouchSetting = 'childChangesTouchParent' | 'detailChangesTouchPerson'
 export const behaviourPatchSchema = behaviourSchema.partial()
 export type BehaviourPatch = z.infer<typeof behaviourPatchSchema>
 
@@ -122,6 +136,8 @@ export function defaultBehaviour(): Behaviour {
     maxPerpage: 250,
     childChangesTouchParent: false,
     statusChangesTouchRecord: false,
+    detailChangesTouchPerson: false,
+    nestedPageSize: 10,
     contactDeletion: 'remove',
     activityFilters: 'ignored',
     tieOrder: 'shuffled',

@@ -19,6 +19,8 @@ const BASES = {
   protocol: 43_000_000,
   avatar: 9_100_000,
   connection: 4_800_000,
+  historic_event: 5_300_000,
+  assi: 1_900_000,
 } as const
 
 /** A kind of id; one without a base of its own (a plain kind's wrapper) gets one from its name. */

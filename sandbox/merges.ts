@@ -1,11 +1,13 @@
 // Merges of people or companies (`POST /api/<people|companies>/{id}/merge?looser_ids=…`), simulated
 // the least helpful way the facts allow: the losers vanish without a webhook or an activity, and what
 // was theirs moves to the winner without touching those records' `updated_at`: their tasks, the notes
-// linked to them, and their memberships (a person among a deal's or project's people and their
-// positions; a company's positions, which are its people's, and its deals and projects). Only the
+// linked to them, their memberships (a person among a deal's or project's people and their
+// positions; a company's positions, which are its people's, and its deals and projects), and a
+// person's historic events and assistants, appended to the winner's own in their order. Only the
 // winner changes as any record does (the account bumps it and sends its update: crm-account.ts).
 // Which of the records' own values survive is not shown: the winner's do. Attachments, connections and
 // activities that name a loser are left as they are, as a destroy leaves them.
+import { moveDetailItems } from './person-details.ts'
 import { relinking, unlinkReferences } from './relations.ts'
 import { type AttachableType, NOTE_LINKS, type PersonRow, type Stamped, type WorkRow } from './rows.ts'
 import { changed, remove, type Store } from './store.ts'
@@ -91,6 +93,7 @@ export function mergeInto(
     unlinkReferences(store, 'people', loser)
     loser.positions = []
     relinking(store, 'people', winner, () => gainPositions(winner as PersonRow, gained))
+    moveDetailItems(loser, winner as PersonRow)
     remove(store.people, loserId, now)
     return
   }

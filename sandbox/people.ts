@@ -1,4 +1,5 @@
-// People: the CRM's contacts. Shaped exactly like the person example in upstream-facts.md.
+// People: the CRM's contacts. Shaped exactly like the person example in upstream-facts.md. Their
+// historic events and assistants, in no include, are person-details.ts's.
 import { z } from 'zod'
 import { firstDetail, primaryAddr, renderPosition, renderReachable } from './child-views.ts'
 import { mergePositions, mergeReachable, positionsAttributes, reachableAttributes } from './children.ts'
@@ -18,6 +19,7 @@ import {
   type WriteContext,
 } from './kind.ts'
 import { genderOf } from './names.ts'
+import { mergeDetailItems, personDetailAttributes } from './person-details.ts'
 import type { PersonRow } from './rows.ts'
 import type { View } from './view.ts'
 
@@ -44,6 +46,7 @@ const fields = {
   user_id: optionalId,
   ...reachableAttributes,
   positions_attributes: positionsAttributes,
+  ...personDetailAttributes,
 }
 const createInput = z.object({ ...fields, name: required(80) })
 const updateInput = z.object({ ...fields, name: required(80).optional() })
@@ -69,6 +72,9 @@ function applyInput(row: PersonRow, input: PersonInput, context: WriteContext): 
   if (input.positions_attributes) {
     row.positions = mergePositions(row.positions ?? [], input.positions_attributes, context)
   }
+  const { historic_events_attributes: events, assis_attributes: assis } = input
+  if (events) mergeDetailItems(row, 'historic_events', events, context)
+  if (assis) mergeDetailItems(row, 'assis', assis, context)
 }
 
 function validate(input: PersonInput, context: WriteContext) {

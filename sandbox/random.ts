@@ -18,6 +18,11 @@ export function createRandom(seed: number): Random {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
+  return randomFrom(next)
+}
+
+/** The helpers over any source of numbers in [0, 1) (a benchmark's own `() => number`). */
+export function randomFrom(next: () => number): Random {
   const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1))
   return {
     next,

@@ -73,6 +73,24 @@ export type ConnectionRow = Stamped &
     | { kind: 'network'; network: string; url: string }
   )
 
+/**
+ * A person's historic event (a birthday), in no include: read on `people/{id}/historic_events`
+ * (person-details.ts). The spec names its fields; their types and the shape on the route are not shown.
+ */
+export interface HistoricEventRow extends Stamped {
+  /** The date as entered: `1984-03-12`, `12.03.1984`, `12.03.` (no year). */
+  unparsed_date: string | null
+  atype: string | null
+  desc: string | null
+}
+
+/** A person's assistant (`assis`), in no include: read on `people/{id}/assis` (person-details.ts). */
+export interface AssiRow extends Stamped {
+  name: string | null
+  tel: string | null
+  email: string | null
+}
+
 export interface Tagged {
   tags?: TagRow[]
 }
@@ -98,6 +116,8 @@ export interface PersonRow extends Stamped, Reachable {
   created_by_user_id: number | null
   updated_by_user_id: number | null
   positions?: PositionRow[]
+  historic_events?: HistoricEventRow[]
+  assis?: AssiRow[]
 }
 
 export interface CompanyRow extends Stamped, Reachable {

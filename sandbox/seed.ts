@@ -7,6 +7,7 @@ import { RESERVATION_COLLECTIONS, reservationKinds } from './reservation-kinds.t
 import type { Stamped } from './rows.ts'
 import { seedAvatarsAndConnections } from './seed-avatars-connections.ts'
 import { seedCrm } from './seed-crm.ts'
+import { seedPersonDetails } from './seed-person-details.ts'
 import { seedReservations } from './seed-reservations.ts'
 import { DAY, type Generation, moments, type SeededResource, type SeedOptions } from './seeding.ts'
 import { type Collection, changed, insert, type Store } from './store.ts'
@@ -54,11 +55,9 @@ export function seedRecords(store: Store, ids: Ids, options: SeedOptions): void 
   for (const kind of Object.values(reservationKinds)) kind.seed?.(generation)
   if (options.ties) seedTieGroups(generation, options.ties)
   // The people and companies of this seeding: a map lists them last.
-  seedAvatarsAndConnections(
-    generation,
-    [...store.people.rows.values()].slice(before.people),
-    [...store.companies.rows.values()].slice(before.companies),
-  )
+  const people = [...store.people.rows.values()].slice(before.people)
+  seedAvatarsAndConnections(generation, people, [...store.companies.rows.values()].slice(before.companies))
+  seedPersonDetails(generation, people)
 }
 
 /** The resources the engine walks by `updated_at`; the activity log keeps its own times. */
