@@ -15,7 +15,8 @@
 // Records are matched by the id the mirror keys them by: a number, or the text id of a resource whose
 // `id` column is text (an attachment's `uuid`, while the sandbox's own rows have numbers).
 // With `members: true`, the member sets of groups (crm.filter_group_members) too (member-truth.ts); with
-// `references: true`, what records name by id (a task's attachable, a deal's people: reference-truth.ts).
+// `references: true`, what records name by id (a task's attachable, a deal's people: reference-truth.ts);
+// with `details: true`, a person's historic events and assistants, read per person (person-detail-truth.ts).
 import { sql } from 'kysely'
 import {
   type AnyResource,
@@ -29,6 +30,7 @@ import {
 import type { Db } from '../src/store/database.ts'
 import { isPlural } from './kinds.ts'
 import { compareMembers } from './member-truth.ts'
+import { comparePersonDetails } from './person-detail-truth.ts'
 import { compareReferences } from './reference-truth.ts'
 import { isReservationCollection } from './reservation-kinds.ts'
 import type { Sandbox } from './sandbox.ts'
@@ -98,6 +100,11 @@ export interface CompareOptions {
    * positions' companies; reference-truth.ts): a merge or destroy moves them silently (default false).
    */
   references?: boolean
+  /**
+   * Compare a person's historic events and assistants too (crm.historic_events, crm.assistants;
+   * person-detail-truth.ts): read per person, they may lag (default false).
+   */
+  details?: boolean
 }
 
 /** Columns compared as fields: plain text columns (see the head of this file). */
@@ -118,12 +125,14 @@ export function comparedObjects(resource: AnyResource): string[] {
 /**
  * Child mappings compared: items with an own `id` and a `name`, bare ids, and items of any shape
  * (compared whole). A company's positions are its people's (they change with a person, and nothing
- * tells of the company): derived, not compared.
+ * tells of the company): derived, not compared. Items read per record on a route of their own (a
+ * person's historic events) are compared with `details: true` only.
  */
 export function comparedChildren(resource: AnyResource): ChildMapping[] {
   return (resource.children as readonly ChildMapping[]).filter((mapping) => {
     const columns = mapping.child.columns
     if (mapping.key === 'positions' && resource.name !== 'crm.people') return false
+    if ('route' in mapping && mapping.route !== undefined) return false
     return (
       mapping.idColumn !== undefined ||
       mapping.anyShape === true ||
@@ -271,6 +280,7 @@ export async function compareMirror(
     if (members) compared.push(members)
   }
   if (options.references) compared.push(...(await compareReferences(db, sandbox, options.limit)))
+  if (options.details) compared.push(...(await comparePersonDetails(db, sandbox, options.limit)))
   return compared
 }
 

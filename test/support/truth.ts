@@ -15,6 +15,8 @@ export interface TruthOptions {
   members?: boolean
   /** Compare references by id too (a task's attachable, a deal's people; sandbox/reference-truth.ts). */
   references?: boolean
+  /** Compare people's historic events and assistants too (sandbox/person-detail-truth.ts). */
+  details?: boolean
 }
 
 /** Differences between the mirror and the sandbox; empty when converged. At most `limit` are listed. */
@@ -27,6 +29,7 @@ export async function differences(db: Db, sandbox: Sandbox, options: TruthOption
     limit,
     members: options.members === true,
     references: options.references === true,
+    details: options.details === true,
   })
   return describe(tables, limit)
 }
