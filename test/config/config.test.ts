@@ -30,6 +30,7 @@ describe('parseConfig', () => {
       hookObjectType: 'lean',
       incrementalSyncIntervalSeconds: 300,
       fullSyncCron: '0 3 * * *',
+      detailsBudgetShare: 0.2,
       logLevel: 'info',
     })
   })
@@ -47,8 +48,10 @@ describe('parseConfig', () => {
       HOOK_OBJECT_TYPE: 'nested',
       INCREMENTAL_SYNC_INTERVAL: '60',
       FULL_SYNC_CRON: '30 2 * * 1-5',
+      DETAILS_BUDGET_PERCENT: '5',
     })
     expect(config).toMatchObject({
+      detailsBudgetShare: 0.05,
       reservation: { baseUrl: 'https://reservations.example.com', apiKey: 'res-key-1' },
       databaseUrl: 'postgres://user:pw@db:5432/mirror',
       publicUrl: 'https://sync.example.com',
@@ -70,6 +73,7 @@ describe('parseConfig', () => {
       PUBLIC_URL: 'https://sync.example.com',
       RESERVATION_BASE_URL: 'https://reservations.example.com',
       ADMIN_TOKEN: 'short',
+      DETAILS_BUDGET_PERCENT: '51',
     })
     const named = problems.map((problem) => problem.split(' ')[0])
     expect(named).toEqual([
@@ -77,6 +81,7 @@ describe('parseConfig', () => {
       'CRM_API_KEY',
       'CRM_BASE_URL',
       'DATABASE_URL',
+      'DETAILS_BUDGET_PERCENT',
       'FULL_SYNC_CRON',
       'HOOK_OBJECT_TYPE',
       'INCREMENTAL_SYNC_INTERVAL',

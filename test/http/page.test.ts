@@ -145,6 +145,14 @@ describe('the status page', () => {
     expect(row).toMatch(/refused.*crm refused the key: 401/s)
   })
 
+  it("shows the details pass's progress over people", async () => {
+    const body = await (await get('/', { authorization: `Bearer ${TOKEN}` })).text()
+    const row = /<tr data-details="crm.people">([\s\S]*?)<\/tr>/.exec(body)?.[1] ?? ''
+    expect(row).toMatch(/crm\.historic_events, crm\.assistants/)
+    expect(row).toMatch(/at most 20% of the budget/)
+    expect(row).toMatch(/0 of 0 \(100%\)/)
+  })
+
   it("serves pg-boss's dashboard under /jobs, signed in only", async () => {
     expect((await get('/jobs')).headers.get('location')).toBe('/login')
     const cookie = await signIn()

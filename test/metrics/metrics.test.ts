@@ -13,6 +13,7 @@ import { createMetrics, type MetricsSources } from '../../src/metrics/index.ts'
 import { createReceiverCounters } from '../../src/receiver/counters.ts'
 import { people } from '../../src/resources/index.ts'
 import { insertRejectedDelivery } from '../../src/store/inbox.ts'
+import { writeDetails } from '../../src/store/record-details.ts'
 import { upsertRecords } from '../../src/store/records.ts'
 import { abandonSweep, claimSweep, createRun, finishSweep, type RunView } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
@@ -77,6 +78,10 @@ const OWN_METRICS = {
   crm_sync_live_rows: 'gauge',
   crm_sync_remote_count: 'gauge',
   crm_sync_drift: 'gauge',
+  crm_sync_details_current: 'gauge',
+  crm_sync_details_due: 'gauge',
+  crm_sync_details_reads_total: 'counter',
+  crm_sync_details_requests_total: 'counter',
   crm_sync_run_duration_seconds: 'histogram',
   crm_sync_scrape_source_failures_total: 'counter',
   crm_sync_last_success_timestamp_seconds: 'gauge',
@@ -189,6 +194,16 @@ describe('events counted as they happen', () => {
     expect(sampleOf(text, 'crm_sync_freshness_seconds_bucket', { ...payload, le: '2.5' })).toBe(1)
     expect(sampleOf(text, 'crm_sync_freshness_seconds_sum', payload)).toBeGreaterThanOrEqual(1.5)
     expect(sampleOf(text, 'crm_sync_freshness_seconds_count', { source: 'fetch' })).toBeUndefined()
+  })
+
+  it("counts the details pass's reads by outcome and its requests", async () => {
+    const { metrics } = metricsWith()
+    metrics.detailsRead('crm.people', { read: 5, gone: 1, requests: 9 })
+    const text = await metrics.scrape()
+    const person = { resource: 'crm.people' }
+    expect(sampleOf(text, 'crm_sync_details_reads_total', { ...person, outcome: 'read' })).toBe(4)
+    expect(sampleOf(text, 'crm_sync_details_reads_total', { ...person, outcome: 'gone' })).toBe(1)
+    expect(sampleOf(text, 'crm_sync_details_requests_total', person)).toBe(9)
   })
 
   it('observes run durations by mode and outcome', async () => {
@@ -347,6 +362,14 @@ describe('gauges read from the database at each scrape', () => {
     await upsertRecords(database.db, people, [record(4), record(5)], fetched)
     expect(sampleOf(await metrics.scrape(), 'crm_sync_drift', person)).toBe(0)
     expect(sampleOf(text, 'crm_sync_live_rows', { resource: 'reservations.contacts' })).toBeUndefined()
+    // None of these people's details has been read yet.
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_details_due', { ...person, reason: 'new' })).toBe(5)
+    expect(sampleOf(text, 'crm_sync_details_current', person)).toBe(0)
+    await writeDetails(database.db, people, 1, { lists: [], readAt: new Date(), readFor: null })
+    text = await metrics.scrape()
+    expect(sampleOf(text, 'crm_sync_details_due', { ...person, reason: 'new' })).toBe(4)
+    expect(sampleOf(text, 'crm_sync_details_due', { ...person, reason: 'changed' })).toBe(1)
   })
 
   it('says which version runs, and when each resource last swept successfully, whoever swept it', async () => {

@@ -7,6 +7,7 @@ import { createLogger } from '../../src/log.ts'
 import { people, resourceNames } from '../../src/resources/index.ts'
 import { collectStatus } from '../../src/status/engine-status.ts'
 import { insertRejectedDelivery } from '../../src/store/inbox.ts'
+import { writeDetails } from '../../src/store/record-details.ts'
 import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { claimSweep, createRun, finishSweep, saveSweepProgress } from '../../src/store/runs.ts'
 import { writeResourceState } from '../../src/store/sync-state.ts'
@@ -168,5 +169,46 @@ describe('collectStatus', () => {
       failed: expect.any(Number),
       counted_at: expect.stringMatching(/Z$/),
     })
+  })
+
+  it("shows how far the details pass has come with people's historic events and assistants", async () => {
+    const { db } = database
+    const before = await collectStatus({ db, boss, config: crmOnly })
+    const stamp = '2022-12-14T15:53:43.000+01:00'
+    const ids = [9001, 9002, 9003]
+    await upsertRecords(
+      db,
+      people,
+      ids.map((id) => ({ id, updated_at: stamp })),
+      {
+        source: 'fetch',
+        fetchedAt: new Date(),
+      },
+    )
+    await writeDetails(db, people, 9001, { lists: [], readAt: new Date(), readFor: new Date(stamp) })
+    await writeDetails(db, people, 9002, { lists: [], readAt: new Date(), readFor: null })
+    const [details] = (await collectStatus({ db, boss, config: crmOnly })).details
+    const [was] = before.details
+    expect(details).toEqual({
+      resource: 'crm.people',
+      tables: ['crm.historic_events', 'crm.assistants'],
+      budget_percent: 20,
+      records: (was?.records ?? 0) + 3,
+      current: (was?.current ?? 0) + 1,
+      due: { new: (was?.due.new ?? 0) + 1, changed: (was?.due.changed ?? 0) + 1, stale: was?.due.stale ?? 0 },
+      last_read_at: expect.stringMatching(/Z$/),
+    })
+    const off = parseConfig({
+      CRM_BASE_URL: 'http://127.0.0.1:1',
+      CRM_API_KEY: 'unused-key',
+      DETAILS_BUDGET_PERCENT: '0',
+    })
+    expect((await collectStatus({ db, boss, config: off })).details[0]?.budget_percent).toBe(0)
+    const withoutPeople = parseConfig({
+      CRM_BASE_URL: 'http://127.0.0.1:1',
+      CRM_API_KEY: 'unused-key',
+      MIRROR_RESOURCES: 'crm.deals',
+    })
+    expect((await collectStatus({ db, boss, config: withoutPeople })).details).toEqual([])
   })
 })

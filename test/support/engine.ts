@@ -32,6 +32,10 @@ export async function startEngine(
     PUBLIC_URL: publicUrl,
     WEBHOOK_SECRET: ENGINE_SECRET,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // The details pass reads every person's historic events and assistants in the background: tests of
+    // other things leave it off, so that the requests they count are their own. Tests of the pass
+    // (test/sync/person-details.test.ts) turn it on.
+    DETAILS_BUDGET_PERCENT: '0',
     ...env,
   })
   const running = await start(config, logger ?? createLogger({ level: config.logLevel, pretty: false }))
