@@ -105,8 +105,8 @@ const environment = z.object({
     .default(300),
   FULL_SYNC_CRON: cron.default('0 3 * * *'),
   // The most the details pass spends of the CRM's budget, in percent: it reads each person's historic
-  // events and assistants, which no include carries (2 requests a person), and only while half the
-  // budget is free and no first sync runs. 0: not read.
+  // events and assistants, which no include carries (2 requests a person), outside first syncs and
+  // only when its batch leaves a fifth of the budget free (where polls yield). 0: not read.
   DETAILS_BUDGET_PERCENT: integer(0, 50).default(20),
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),

@@ -5,8 +5,11 @@ import { detailsPace, detailsWait } from '../../src/sync/plan/details.ts'
 describe('detailsWait', () => {
   it.each([
     [{ share: 0.2, firstSync: false, freeShare: 1 }, null],
-    [{ share: 0.2, firstSync: false, freeShare: 0.5 }, null],
-    [{ share: 0.2, firstSync: false, freeShare: 0.49 }, 'budget'],
+    // Its batch leaves a fifth free, where polls would yield.
+    [{ share: 0.2, firstSync: false, freeShare: 0.4 }, null],
+    [{ share: 0.2, firstSync: false, freeShare: 0.39 }, 'budget'],
+    [{ share: 0.5, firstSync: false, freeShare: 0.69 }, 'budget'],
+    [{ share: 0.5, firstSync: false, freeShare: 0.7 }, null],
     [{ share: 0.2, firstSync: true, freeShare: 1 }, 'first sync'],
     [{ share: 0, firstSync: false, freeShare: 1 }, 'off'],
   ])('%o: %s', (facts, waits) => {

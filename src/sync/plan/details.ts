@@ -1,15 +1,15 @@
 // How the details pass (src/sync/details/) spends the budget: a pure decision over one read of the state.
 // The pass reads, per record, the lists no include carries (a person's historic events and assistants),
-// one request a list, at most DETAILS_BUDGET_SHARE of the CRM's budget, and only with what everything
+// one request a list, at most DETAILS_BUDGET_PERCENT of the CRM's budget, and only with what everything
 // else leaves: it waits while a CRM resource is in its first sync (the first complete mirror comes
-// first) and while less than half the budget is free, so that sweeps, refreshes and polls (which yield
-// below a fifth, ./polls.ts) never wait for it. docs/how-sync-works.md, "Details pass".
-
-/** The pass reads while at least this share of the CRM's budget is free; else it waits a period. */
-export const DETAILS_YIELD_BELOW = 0.5
+// first), and unless its batch would leave a fifth of the budget free (where polls yield, ./polls.ts),
+// so that no poll, sweep or refresh waits for it. Its own requests of a batch are out of the window by
+// the next (the period is about a window), so the share free at a batch's start is what the rest
+// leaves. docs/how-sync-works.md, "Details pass".
+import { POLL_YIELD_BELOW } from './polls.ts'
 
 export interface DetailsFacts {
-  /** DETAILS_BUDGET_SHARE: 0 turns the pass off. */
+  /** DETAILS_BUDGET_PERCENT as a share: 0 turns the pass off. */
   share: number
   /** A CRM resource mirrored has had no sweep finish yet, and one is under way. */
   firstSync: boolean
@@ -21,7 +21,7 @@ export interface DetailsFacts {
 export function detailsWait(facts: DetailsFacts): 'off' | 'first sync' | 'budget' | null {
   if (facts.share <= 0) return 'off'
   if (facts.firstSync) return 'first sync'
-  return facts.freeShare < DETAILS_YIELD_BELOW ? 'budget' : null
+  return facts.freeShare < POLL_YIELD_BELOW + facts.share ? 'budget' : null
 }
 
 export interface DetailsPace {
