@@ -105,7 +105,9 @@ export function renderStatus(status: Status, hooks: HookListing | null): string 
     `Resources (as of ${instant(status.generated_at)})\n${resourcesTable(status, now)}`,
     sweepsUnderWay(status).length ? `Sweeps under way\n${sweepsUnderWay(status).join('\n')}` : '',
     failures(status).length ? `Last run failed\n${failures(status).join('\n')}` : '',
-    detailsLines(status, now).length ? `Details (read per record)\n${detailsLines(status, now).join('\n')}` : '',
+    detailsLines(status, now).length
+      ? `Details (read per record)\n${detailsLines(status, now).join('\n')}`
+      : '',
     hooksSection(hooks),
     `Queues (as last counted by pg-boss)\n${queuesTable(status)}`,
     `Inbox: ${count(inbox.accepted)} deliveries waiting to be applied, ${count(inbox.processed)} applied, ${count(inbox.rejected)} rejected, ${count(inbox.failed)} failed after every retry; ${bytes(status.inbox_bytes)} on disk`,

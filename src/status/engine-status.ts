@@ -2,13 +2,13 @@
 // Times are ISO strings and names are snake_case, since the output goes out as JSON as it is.
 import type { Config } from '../config/index.ts'
 import type { Db } from '../store/database.ts'
+import { detailMappings, readDetailsProgress } from '../store/record-details.ts'
 import {
   countInboxByStatus,
   readInboxBytes,
   readLastSweeps,
   readUnfinishedSweeps,
 } from '../store/status-queries.ts'
-import { detailMappings, readDetailsProgress } from '../store/record-details.ts'
 import { countLiveRows, readResourceStates } from '../store/sync-state.ts'
 import { type JobQueue, QUEUES } from '../sync/job-queue.ts'
 import { mirroredResources } from '../sync/runs.ts'

@@ -122,7 +122,9 @@ async function replaceList(trx: Db, resource: Resource, id: number, list: Detail
     from ${target} where _parent_resource = ${resource.name} and _parent_id = ${id}
   `.execute(trx)
   if (held.rows[0]?.same) return
-  await sql`delete from ${target} where _parent_resource = ${resource.name} and _parent_id = ${id}`.execute(trx)
+  await sql`delete from ${target} where _parent_resource = ${resource.name} and _parent_id = ${id}`.execute(
+    trx,
+  )
   if (items.length === 0) return
   const specs = columnSpecs(child.columns)
   const columns: string[][] = specs.map(() => [])

@@ -35,10 +35,15 @@ const ASSISTANT = { id: 601, name: 'Erika', tel: '+49 30 1', email: 'erika@examp
 /** Reads a person's details as of `readAt`, for the `updated_at` the mirror holds now. */
 async function readNow(db: Db, id: number, readAt: Date, events: unknown[] = [], assistants: unknown[] = []) {
   const row = await db.selectFrom('crm.people').select('updated_at').where('id', '=', id).executeTakeFirst()
-  return writeDetails(db, people, id, { lists: lists(events, assistants), readAt, readFor: row?.updated_at ?? null })
+  return writeDetails(db, people, id, {
+    lists: lists(events, assistants),
+    readAt,
+    readFor: row?.updated_at ?? null,
+  })
 }
 
-const dueIds = async (db: Db) => (await pickDueDetails(db, people, 100)).map((due) => `${due.id}:${due.reason}`)
+const dueIds = async (db: Db) =>
+  (await pickDueDetails(db, people, 100)).map((due) => `${due.id}:${due.reason}`)
 
 describe('record details', () => {
   it('are due when never read, when the person changed since, and when read before the last full sweep', async () => {
@@ -91,8 +96,14 @@ describe('record details', () => {
       // Unwrapping is the client's: the store keeps what it is given.
       { ...nulls(2), _raw: wrapped },
     ])
-    const assistants = await db.selectFrom('crm.assistants').selectAll().where('_parent_id', '=', 11).execute()
-    expect(assistants).toMatchObject([{ _parent_id: 11, _ordinal: 0, id: 601, name: 'Erika', email: ASSISTANT.email }])
+    const assistants = await db
+      .selectFrom('crm.assistants')
+      .selectAll()
+      .where('_parent_id', '=', 11)
+      .execute()
+    expect(assistants).toMatchObject([
+      { _parent_id: 11, _ordinal: 0, id: 601, name: 'Erika', email: ASSISTANT.email },
+    ])
     const ctids = async () =>
       (
         await sql<{ ctid: string }>`
@@ -115,7 +126,11 @@ describe('record details', () => {
     await write(db, [person(21, 1)])
     expect(await readNow(db, 21, new Date('2026-01-02T00:00:00Z'), [BIRTHDAY])).toBe(true)
     expect(await readNow(db, 21, new Date('2026-01-01T00:00:00Z'), [])).toBe(false)
-    const rows = await db.selectFrom('crm.historic_events').select('id').where('_parent_id', '=', 21).execute()
+    const rows = await db
+      .selectFrom('crm.historic_events')
+      .select('id')
+      .where('_parent_id', '=', 21)
+      .execute()
     expect(rows).toEqual([{ id: 501 }])
   })
 

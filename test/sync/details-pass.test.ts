@@ -17,13 +17,18 @@ useNock()
 const person = (id: number) => ({ id, name: `P${id}`, updated_at: '2022-12-14T15:53:43.000+01:00' })
 const write = (db: Db, ids: number[]) =>
   upsertRecords(db, people, ids.map(person), { source: 'fetch', fetchedAt: new Date() })
-const event = (id: number) => ({ historic_event: { id, unparsed_date: '12.03.', atype: 'birthday', desc: `e${id}` } })
+const event = (id: number) => ({
+  historic_event: { id, unparsed_date: '12.03.', atype: 'birthday', desc: `e${id}` },
+})
 const assistant = (id: number) => ({ assi: { id, name: `A${id}`, tel: '1', email: `a${id}@example.com` } })
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i)
 
 /** The fake CRM answers a page of a person's list. */
 function serve(id: number, route: 'historic_events' | 'assis', page: number, body: unknown, status = 200) {
-  return nock(CRM_URL).get(`/api/people/${id}/${route}`).query({ perpage: '250', page: String(page) }).reply(status, body)
+  return nock(CRM_URL)
+    .get(`/api/people/${id}/${route}`)
+    .query({ perpage: '250', page: String(page) })
+    .reply(status, body)
 }
 
 function pass(db: Db, batch = 10) {
@@ -44,7 +49,12 @@ async function pollOnce(db: Db, batch = 10) {
 
 const rows = async (db: Db, table: 'crm.historic_events' | 'crm.assistants', id: number) =>
   (
-    await db.selectFrom(table).select(['id', '_ordinal']).where('_parent_id', '=', id).orderBy('_ordinal').execute()
+    await db
+      .selectFrom(table)
+      .select(['id', '_ordinal'])
+      .where('_parent_id', '=', id)
+      .orderBy('_ordinal')
+      .execute()
   ).map((row) => row.id)
 const due = async (db: Db) => (await pickDueDetails(db, people, 100)).map((record) => record.id).sort()
 
@@ -58,7 +68,12 @@ describe('the details pass', () => {
     serve(1, 'assis', 1, [assistant(200)])
     // Person 2: bare items, and a list under a key of its own; exactly FOLLOW_AT items, then an empty page.
     serve(2, 'historic_events', 1, { historic_events: [{ id: 300, desc: 'bare' }] })
-    serve(2, 'assis', 1, range(400, FOLLOW_AT).map((id) => ({ id, name: 'bare' })))
+    serve(
+      2,
+      'assis',
+      1,
+      range(400, FOLLOW_AT).map((id) => ({ id, name: 'bare' })),
+    )
     serve(2, 'assis', 2, [])
     const result = await pollOnce(db)
     expect(result).toEqual({ status: 'polled', read: 2, gone: 0, requests: 6 })
@@ -97,7 +112,11 @@ describe('the details pass', () => {
     serve(21, 'historic_events', 1, { error: 'not found' }, 404)
     expect(await pollOnce(db)).toEqual({ status: 'polled', read: 1, gone: 1, requests: 1 })
     expect(await rows(db, 'crm.historic_events', 21)).toEqual([600])
-    const row = await db.selectFrom('crm.people').select('_deleted_at').where('id', '=', 21).executeTakeFirst()
+    const row = await db
+      .selectFrom('crm.people')
+      .select('_deleted_at')
+      .where('id', '=', 21)
+      .executeTakeFirst()
     expect(row?._deleted_at).toBeNull()
     expect(await due(db)).toEqual([])
   })

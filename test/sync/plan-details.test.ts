@@ -28,6 +28,8 @@ describe('detailsPace', () => {
   ])('%d of %d a %d s window, %d a record: %o', (share, requests, windowSeconds, routes, pace) => {
     expect(detailsPace(share, requests, windowSeconds, routes)).toEqual(pace)
     // Never more than the share on average.
-    expect((pace.batch * routes) / pace.periodSeconds).toBeLessThanOrEqual((share * requests) / windowSeconds + 1e-9)
+    expect((pace.batch * routes) / pace.periodSeconds).toBeLessThanOrEqual(
+      (share * requests) / windowSeconds + 1e-9,
+    )
   })
 })

@@ -109,9 +109,9 @@ export const crmChildTexts = {
   },
   'crm.historic_events': {
     table:
-      "Historic events of people (birthdays and the like): in no include, read per person from the " +
+      'Historic events of people (birthdays and the like): in no include, read per person from the ' +
       "person's historic_events route by the details pass, one row per item at its place (_ordinal). " +
-      'sync.record_details says when each person\'s were last read.',
+      "sync.record_details says when each person's were last read.",
     columns: {
       id: "The event's id.",
       unparsed_date: 'The date as the upstream holds it, unparsed (e.g. 1984-03-12, 12.03.1984 or 12.03.).',

@@ -30,7 +30,14 @@ export function startDetailsPass(deps: DetailsPassStartDeps): { stop(): Promise<
   const pace = detailsPace(share, requests, windowSeconds, detailMappings(people).length)
   const crmResources = config.resources.filter((name) => findResource(name)?.service === 'crm')
   const logger = deps.logger.child({ task: 'details-pass', resource: people.name })
-  const pass = createDetailsPass({ db, crm: deps.crm, resource: people, batch: pace.batch, logger, onRead: deps.onRead })
+  const pass = createDetailsPass({
+    db,
+    crm: deps.crm,
+    resource: people,
+    batch: pace.batch,
+    logger,
+    onRead: deps.onRead,
+  })
   return startPolling(pass, {
     name: 'details pass',
     pollSeconds: pace.periodSeconds,

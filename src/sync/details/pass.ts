@@ -58,7 +58,10 @@ async function readList(
   let previous = ''
   let firstAt: Date | undefined
   for (let page = 1; page <= MAX_PAGES; page++) {
-    const answer = await deps.crm.nestedPage(deps.resource, id, mapping.route as string, { page, perPage: PER_PAGE })
+    const answer = await deps.crm.nestedPage(deps.resource, id, mapping.route as string, {
+      page,
+      perPage: PER_PAGE,
+    })
     count()
     firstAt ??= answer.fetchedAt
     if (answer.status === 'gone') return { status: 'gone', firstAt }

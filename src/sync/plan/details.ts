@@ -37,7 +37,12 @@ export interface DetailsPace {
  * which the rare record with many items needs): the batch is what a window's share pays for (at least
  * one record), and the period stretches when one record costs more than a window's share.
  */
-export function detailsPace(share: number, requests: number, windowSeconds: number, routes: number): DetailsPace {
+export function detailsPace(
+  share: number,
+  requests: number,
+  windowSeconds: number,
+  routes: number,
+): DetailsPace {
   const perWindow = share * requests
   const batch = Math.max(1, Math.floor(perWindow / routes))
   return { batch, periodSeconds: (windowSeconds * batch * routes) / perWindow }
