@@ -43,8 +43,9 @@ export async function countLiveRows(db: Db, resource: Resource): Promise<number>
 }
 
 /**
- * Whether one of `resources` is in its first sync: it has never finished a sweep (no watermark), and a
- * sweep of it is queued or running. A resource whose sweeps all failed is in no first sync.
+ * Whether one of `resources` is in its first sync: it has never finished a sweep (no watermark, and no
+ * time of a successful sweep: resources without `updated_at`, such as users, never get a watermark),
+ * and a sweep of it is queued or running. A resource whose sweeps all failed is in no first sync.
  */
 export async function inFirstSync(db: Db, resources: readonly string[]): Promise<boolean> {
   const result = await sql<{ found: boolean }>`
@@ -52,7 +53,9 @@ export async function inFirstSync(db: Db, resources: readonly string[]): Promise
       select 1 from sync.run_resources s
       where s.resource = any(${[...resources]}::text[]) and s.status in ('queued', 'running')
         and not exists (
-          select 1 from sync.resource_state r where r.resource = s.resource and r.watermark is not null
+          select 1 from sync.resource_state r
+          where r.resource = s.resource
+            and (r.watermark is not null or r.last_incremental_sync_at is not null or r.last_full_sync_at is not null)
         )
     ) as found
   `.execute(db)

@@ -31,15 +31,17 @@ function serve(id: number, route: 'historic_events' | 'assis', page: number, bod
     .reply(status, body)
 }
 
-function pass(db: Db, batch = 10) {
+/** A pass whose whole share of a window pays for `records` people (two requests each). */
+function pass(db: Db, records = 10) {
   const { client } = crmClient(db)
   const { logger } = capturedLogger()
-  return createDetailsPass({ db, crm: client, resource: people, batch, logger, leaseSeconds: 60 })
+  const budget = { share: 1, requests: records * 2, windowMs: 10_000 }
+  return createDetailsPass({ db, crm: client, resource: people, ...budget, logger, leaseSeconds: 60 })
 }
 
 /** One poll of a pass that lets its lease go after it, as a stopped service does. */
-async function pollOnce(db: Db, batch = 10) {
-  const once = pass(db, batch)
+async function pollOnce(db: Db, records = 10) {
+  const once = pass(db, records)
   try {
     return await once.pollOnce()
   } finally {
@@ -141,6 +143,29 @@ describe('the details pass', () => {
     expect(await pollOnce(db, 5)).toEqual({ status: 'polled', read: 2, gone: 0, requests: 4 })
     expect(nock.isDone()).toBe(true)
     expect(await rows(db, 'crm.assistants', 33)).toEqual([330])
+  })
+
+  it('reads no more than its share of a window pays for, and looks again only later when nothing is due', async () => {
+    const { db } = database
+    await write(db, [51, 52, 53])
+    const paced = pass(db, 2)
+    for (const id of [51, 52]) {
+      serve(id, 'historic_events', 1, [])
+      serve(id, 'assis', 1, [])
+    }
+    expect(await paced.pollOnce()).toMatchObject({ read: 2, requests: 4 })
+    expect(paced.ownShare()).toBe(1)
+    // The window's share is spent: person 53 waits, and nothing is sent.
+    expect(await paced.pollOnce()).toMatchObject({ status: 'polled', read: 0, requests: 0 })
+    await paced.release()
+    // A fresh window: 53 is read, fewer than the share allows, so the next poll does not look again.
+    serve(53, 'historic_events', 1, [])
+    serve(53, 'assis', 1, [])
+    const fresh = pass(db, 2)
+    expect(await fresh.pollOnce()).toMatchObject({ read: 1, requests: 2 })
+    await write(db, [54])
+    expect(await fresh.pollOnce()).toMatchObject({ read: 0, requests: 0 })
+    await fresh.release()
   })
 
   it('stands by, reading nothing, while another replica holds its lease', async () => {

@@ -6,6 +6,7 @@ import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-client/index.ts'
+import { users } from '../../src/resources/crm.ts'
 import { bookings, contacts } from '../../src/resources/index.ts'
 import { freeBudgetShare, pauseBudget, prepareBudget, takeBudgetSlot } from '../../src/store/budget.ts'
 import { newerThanMirror } from '../../src/store/records.ts'
@@ -196,6 +197,14 @@ describe('a poll in the first sync', () => {
     // Swept once: what the sweep under way reads is a later sync's, and the poll goes on.
     await writeResourceState(db, bookings.name, { watermark: new Date() })
     expect(await inFirstSync(db, names)).toBe(false)
+  })
+
+  it('knows a resource without updated_at (no watermark ever) swept once by its time of success', async () => {
+    const { db } = database
+    await createRun(db, { mode: 'incremental', resources: [users.name], requestedBy: 'test' }, async () => {})
+    expect(await inFirstSync(db, [users.name])).toBe(true)
+    await writeResourceState(db, users.name, { last_incremental_sync_at: new Date() })
+    expect(await inFirstSync(db, [users.name])).toBe(false)
   })
 })
 

@@ -1,35 +1,48 @@
 // How the details pass spends the CRM's budget (src/sync/plan/details.ts). One row a decision.
 import { describe, expect, it } from 'vitest'
-import { detailsPace, detailsWait } from '../../src/sync/plan/details.ts'
+import { detailsAllowance, detailsHorizon, detailsWait } from '../../src/sync/plan/details.ts'
 
 describe('detailsWait', () => {
+  const facts = { share: 0.2, firstSync: false, ownShare: 0 }
   it.each([
-    [{ share: 0.2, firstSync: false, freeShare: 1 }, null],
-    // Its batch leaves a fifth free, where polls would yield.
-    [{ share: 0.2, firstSync: false, freeShare: 0.4 }, null],
-    [{ share: 0.2, firstSync: false, freeShare: 0.39 }, 'budget'],
-    [{ share: 0.5, firstSync: false, freeShare: 0.69 }, 'budget'],
-    [{ share: 0.5, firstSync: false, freeShare: 0.7 }, null],
-    [{ share: 0.2, firstSync: true, freeShare: 1 }, 'first sync'],
-    [{ share: 0, firstSync: false, freeShare: 1 }, 'off'],
-  ])('%o: %s', (facts, waits) => {
-    expect(detailsWait(facts)).toBe(waits)
+    [{ ...facts, freeShare: 1 }, null],
+    // The rest must leave the pass its share and a fifth free, where polls would yield.
+    [{ ...facts, freeShare: 0.4 }, null],
+    [{ ...facts, freeShare: 0.39 }, 'budget'],
+    // What the pass holds itself is not the rest's.
+    [{ ...facts, freeShare: 0.3, ownShare: 0.1 }, null],
+    [{ ...facts, freeShare: 0.29, ownShare: 0.1 }, 'budget'],
+    [{ ...facts, share: 0.5, freeShare: 0.69 }, 'budget'],
+    [{ ...facts, share: 0.5, freeShare: 0.2, ownShare: 0.5 }, null],
+    [{ ...facts, firstSync: true, freeShare: 1 }, 'first sync'],
+    [{ ...facts, share: 0, freeShare: 1 }, 'off'],
+  ])('%o: %s', (input, waits) => {
+    expect(detailsWait(input)).toBe(waits)
   })
 })
 
-describe('detailsPace', () => {
+describe('detailsAllowance', () => {
   it.each([
-    // share, requests a window, window seconds, requests a record → batch, period
-    [0.2, 50, 10, 2, { batch: 5, periodSeconds: 10 }],
-    [0.5, 50, 10, 2, { batch: 12, periodSeconds: 9.6 }],
-    // A window's share pays for less than one record: one record, less often.
-    [0.02, 50, 10, 2, { batch: 1, periodSeconds: 20 }],
-    [0.01, 50, 10, 2, { batch: 1, periodSeconds: 40 }],
-  ])('%d of %d a %d s window, %d a record: %o', (share, requests, windowSeconds, routes, pace) => {
-    expect(detailsPace(share, requests, windowSeconds, routes)).toEqual(pace)
-    // Never more than the share on average.
-    expect((pace.batch * routes) / pace.periodSeconds).toBeLessThanOrEqual(
-      (share * requests) / windowSeconds + 1e-9,
-    )
+    // share, requests a window, requests a record, spent within the horizon → records now
+    [0.2, 50, 2, 0, 5],
+    [0.2, 50, 2, 6, 2],
+    [0.2, 50, 2, 10, 0],
+    // A page more than planned: the next window pays for it.
+    [0.2, 50, 2, 11, 0],
+    [0.5, 50, 2, 0, 12],
+    // One request a window: a record every two windows.
+    [0.02, 50, 2, 0, 1],
+    [0.02, 50, 2, 1, 0],
+    [0.01, 50, 2, 0, 1],
+  ])('%d of %d a window, %d a record, %d spent: %d', (share, requests, routes, spent, records) => {
+    expect(detailsAllowance(share, requests, routes, spent)).toBe(records)
+  })
+
+  it.each([
+    [0.2, 50, 2, 1],
+    [0.02, 50, 2, 2],
+    [0.01, 50, 2, 4],
+  ])('%d of %d a window, %d a record: counted over %d windows', (share, requests, routes, windows) => {
+    expect(detailsHorizon(share, requests, routes)).toBe(windows)
   })
 })
