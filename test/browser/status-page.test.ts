@@ -48,6 +48,8 @@ describe.skipIf(!present)('the status page in chromium', () => {
         ADMIN_TOKEN: TOKEN,
         INCREMENTAL_SYNC_INTERVAL: '10',
         UPSTREAM_TIMEOUT_SECONDS: '60',
+        CRM_RATE_LIMIT: '1000',
+        DETAILS_BUDGET_PERCENT: '20',
       }),
     )
     const context = await browser.newContext({ baseURL: engine.publicUrl })
@@ -76,6 +78,11 @@ describe.skipIf(!present)('the status page in chromium', () => {
     }
     await reloadUntil(page, '/', allOnTime, 'every table on time after the first sync', 60_000)
     expect((await states()).map(([table]) => table)).toContain('reservations.bookings')
+    // The details pass reads every person's historic events and assistants after the first sync.
+    const details = page.locator('#details tr[data-details="crm.people"]')
+    const allRead = async () => /20 of 20 \(100%\)/.test((await details.textContent()) ?? '')
+    await reloadUntil(page, '/', allRead, "every person's details read", 60_000)
+    expect(await details.textContent()).toMatch(/at most 20% of the budget/)
 
     // The reservation service stops answering: its tables' sweeps hang past one interval.
     sandbox.control.setFaults({ reservation: { latencyMs: 30_000 } })

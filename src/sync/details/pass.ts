@@ -131,18 +131,22 @@ export function createDetailsPass(deps: DetailsPassDeps): DetailsPass {
     }
     const due = await pickDueDetails(db, resource, allowed)
     if (due.length < allowed) idleUntil = Date.now() + IDLE_MS
-    for (const record of due) {
-      if (halted) break
-      const read = await readLists(deps, record.id, count)
-      // A 404: the record is gone upstream, or the upstream serves no such list. Either way its rows are
-      // left as they are, and it is not asked again until it changes; a record deleted upstream is
-      // tombstoned by what finds deletions (sweeps, checks), never on this answer alone.
-      const lists = read.status === 'found' ? read.lists : []
-      if (read.status === 'gone') outcome.gone++
-      await writeDetails(db, resource, record.id, { lists, readAt: read.readAt, readFor: record.updatedAt })
-      outcome.read++
+    try {
+      for (const record of due) {
+        if (halted) break
+        const read = await readLists(deps, record.id, count)
+        // A 404: the record is gone upstream, or the upstream serves no such list. Either way its rows
+        // are left as they are, and it is not asked again until it changes; a record deleted upstream is
+        // tombstoned by what finds deletions (sweeps, checks), never on this answer alone.
+        const lists = read.status === 'found' ? read.lists : []
+        if (read.status === 'gone') outcome.gone++
+        await writeDetails(db, resource, record.id, { lists, readAt: read.readAt, readFor: record.updatedAt })
+        outcome.read++
+      }
+    } finally {
+      // Counted also when a request failed for good: what was read before it is written.
+      if (outcome.requests > 0) deps.onRead?.(resource.name, outcome)
     }
-    if (outcome.requests > 0) deps.onRead?.(resource.name, outcome)
     return { status: 'polled', ...outcome }
   }
 
