@@ -117,7 +117,7 @@ describe('the publication', () => {
     expect(logger.warn).toHaveBeenCalledTimes(1)
     await sql`grant create on database crm_sync to reporter`.execute(db)
     expect((await maintainPublication(reporter, NAME)).detail).toMatch(
-      /role reporter does not own the mirror tables crm\.activities, crm\.addresses, crm\.attachments and \d+ more/,
+      /role reporter does not own the mirror tables crm\.activities, crm\.addresses, crm\.assistants and \d+ more/,
     )
     expect((await inspectPublication(reporter, NAME)).state).toBe('skipped')
     expect(await published()).toEqual([])
