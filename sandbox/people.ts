@@ -1,4 +1,4 @@
-// People: the CRM's contacts. Shaped exactly like the person example in upstream-facts.md. Their
+// People: the CRM's contacts. Shaped exactly like the person of docs/upstream.md. Their
 // historic events and assistants, in no include, are person-details.ts's.
 import { z } from 'zod'
 import { firstDetail, primaryAddr, renderPosition, renderReachable } from './child-views.ts'

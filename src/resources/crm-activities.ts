@@ -28,7 +28,7 @@ export const activities = resource({
   softDeleteKey: null,
   // An activity missing from a walk is not a deletion: nothing of this table is ever tombstoned.
   appendOnly: true,
-  // Every public client pages the log with perpage=250 (upstream-facts.md).
+  // Every public client pages the log with perpage=250 (docs/upstream.md).
   perPage: 250,
   // The spec routes GET /activities/{id}; the count action exists, its path is not shown.
   routes: { show: true, count: false },

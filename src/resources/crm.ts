@@ -240,7 +240,7 @@ export const customFieldTypes = resource({
   },
   children: [],
   softDeleteKey: null,
-  // Only the index is known (upstream-facts.md); a type missing from a complete walk is deleted.
+  // Only the index is known (docs/upstream.md); a type missing from a complete walk is deleted.
   routes: { show: false, count: false },
   dependants: [],
 })
@@ -274,7 +274,7 @@ export const notes = resource({
   },
   children: noteLinkMappings,
   softDeleteKey: null,
-  // Show is known (upstream-facts.md); a count route is not published: deletions show to complete walks,
+  // Show is known (docs/upstream.md); a count route is not published: deletions show to complete walks,
   // and to the checks of a deleted person's, company's, deal's or project's dependants.
   routes: { show: true, count: false },
   dependants: [],

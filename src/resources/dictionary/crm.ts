@@ -1,5 +1,5 @@
-// The data dictionary of the CRM's main tables: what each table and column holds, from the API
-// specification (shared/spec/crm-api.md) and what is known of the real service (upstream-facts.md).
+// The data dictionary of the CRM's main tables: what each table and column holds, from the vendor's API
+// document and what is known of the real service (docs/upstream.md).
 import type { crmResources } from '../crm.ts'
 import type { TableText } from './types.ts'
 

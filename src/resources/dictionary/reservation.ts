@@ -1,5 +1,5 @@
-// The data dictionary of the reservation service's tables, from its API specification
-// (shared/spec/reservation-api.md) and what is known of the real service (upstream-facts.md).
+// The data dictionary of the reservation service's tables, from its vendor's API document and what is
+// known of the real service (docs/upstream.md).
 import type { contactTags, reservationResources } from '../reservation.ts'
 import type { TableText } from './types.ts'
 
