@@ -13,6 +13,7 @@ import { missingNodeFlags } from '../bin/node-flags.js'
 import { apply } from './apply.ts'
 import { backfill } from './backfill.ts'
 import { convergence } from './convergence.ts'
+import { details } from './details.ts'
 import { freshness } from './freshness.ts'
 import { freshnessKinds } from './freshness-kinds.ts'
 import { ingest } from './ingest.ts'
@@ -48,6 +49,7 @@ const SCENARIOS: Scenario[] = [
   convergence,
   freshnessKinds,
   statusPage,
+  details,
 ]
 
 const { values } = parseArgs({

@@ -3,9 +3,10 @@
 // - crm.historic_events and crm.assistants: child tables with the engine columns of every other, keyed
 //   like them by the item's place. The upstream's `desc` is `description` (a reserved word in SQL).
 // - sync.record_details: per record, when its details were last read (`read_at`, the time the first of
-//   its requests was granted) and the record's `updated_at` then (`read_for`). A record whose
-//   `updated_at` has moved since, or that was read before the last full sweep of its resource began,
-//   is read again; one without a row has never been read.
+//   its requests was granted; null before a read succeeded) and the record's `updated_at` then
+//   (`read_for`). A record whose `updated_at` has moved since, or that was read before the last full
+//   run of its resource began, is read again; one without a read has never been read. A read that
+//   failed is tried again after `retry_at`, later with each of its `failures` in a row.
 // Every table is new and empty, so its key is built at once.
 // Frozen in time: this file must not import application code.
 import { type Kysely, sql } from 'kysely'
@@ -41,8 +42,10 @@ const statements = [
   `create table sync.record_details (
     resource text not null,
     record_id bigint not null,
-    read_at timestamptz not null,
+    read_at timestamptz,
     read_for timestamptz,
+    failures integer not null default 0,
+    retry_at timestamptz,
     primary key (resource, record_id)
   )`,
 ]

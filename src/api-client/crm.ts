@@ -139,6 +139,7 @@ export function createCrmClient(settings: CrmSettings, deps: ClientDeps): CrmCli
           path,
           query: { perpage: query.perPage, page: query.page },
           route: `${resource.path}.${route}`,
+          recordScoped: true,
         })
         return { status: 'found', items: nestedItems(path, answer), fetchedAt: answer.fetchedAt }
       } catch (error) {
@@ -169,11 +170,14 @@ function filterQuery(filter: IndexQuery['filter']): Query {
 
 /**
  * The items of a nested listing, whose shape the upstream does not show: an array, or an object holding
- * one (`{"historic_events": [...]}`); each item unwrapped when it is an object under a single key.
+ * one (`{"historic_events": [...]}`), an empty answer or `{}` being none; each item unwrapped when it
+ * is an object under a single key.
  */
 function nestedItems(path: string, answer: UpstreamAnswer): unknown[] {
   let list = answer.body
-  if (typeof list === 'object' && list !== null && !Array.isArray(list)) {
+  if (list === null || list === '') return []
+  if (typeof list === 'object' && !Array.isArray(list)) {
+    if (Object.keys(list).length === 0) return []
     const arrays = Object.values(list).filter(Array.isArray)
     if (arrays.length === 1) list = arrays[0]
   }

@@ -32,6 +32,11 @@ export interface UpstreamRequest {
   route: string
   /** Keys of a record whose string values a successful answer is read without (discard.ts). */
   discard?: readonly string[]
+  /**
+   * A 401 or 403 here concerns the record asked for (a list of one person's that the key may not
+   * read), not the key: it is not reported as a refused key (/readyz, the status page).
+   */
+  recordScoped?: boolean
 }
 
 export interface UpstreamAnswer {
@@ -165,7 +170,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
           sentAt: new Date(sentAt),
         }
         const failure = classify(line, outcome, attempt)
-        if (failure.error instanceof UpstreamAuthError) {
+        if (failure.error instanceof UpstreamAuthError && !request.recordScoped) {
           const { status: code, message } = failure.error
           metrics.authFailures.set(service, { status: code as number, message, at: new Date() })
           logger.error(

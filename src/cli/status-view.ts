@@ -65,7 +65,8 @@ function detailsLines(status: Status, now: number): string[] {
     const pass = details.budget_percent > 0 ? `at most ${details.budget_percent}% of the budget` : 'off'
     return (
       `  ${details.resource} (${details.tables.join(', ')}): ${count(details.current)} of ${count(details.records)} read and current; ` +
-      `due: ${count(due.new)} never read, ${count(due.changed)} changed since, ${count(due.stale)} read before the last full sweep; ` +
+      `due: ${count(due.new)} never read, ${count(due.changed)} changed since, ${count(due.stale)} read before the last full run` +
+      `${details.failing ? ` (${count(details.failing)} failing, tried again later)` : ''}; ` +
       `last read ${ago(details.last_read_at, now)}; pass ${pass}`
     )
   })

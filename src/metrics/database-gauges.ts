@@ -55,7 +55,7 @@ export function createDatabaseGauges(registers: Registry[], sources: DatabaseSou
   )
   const detailsDue = gauge(
     'details_due',
-    'Live records whose details are due, by reason: new (never read), changed (since read), stale (read before the last full sweep)',
+    'Live records whose details are due, by reason: new (never read), changed (since read), stale (read before the last full run began)',
     ['resource', 'reason'],
   )
   const failures = new Counter({

@@ -57,8 +57,10 @@ export interface DetailsStatus {
   records: number
   /** Records whose details are read and not due. */
   current: number
-  /** Records whose details are due: never read, changed since read, read before the last full sweep. */
+  /** Records whose details are due: never read, changed since read, read before the last full run. */
   due: { new: number; changed: number; stale: number }
+  /** Of the due ones, those whose last read failed, waiting to be tried again (30 s, doubling, 1 h at most). */
+  failing: number
   last_read_at: string | null
 }
 
@@ -136,6 +138,7 @@ export async function collectDetailsStatus(db: Db, config: Config): Promise<Deta
         records: progress.records,
         current: progress.current,
         due: { new: progress.new, changed: progress.changed, stale: progress.stale },
+        failing: progress.failing,
         last_read_at: iso(progress.lastReadAt),
       }
     }),

@@ -182,10 +182,14 @@ export interface DeliveryReplaysTable {
 export interface RecordDetailsTable {
   resource: string
   record_id: number
-  /** When the first request of the read was granted. */
-  read_at: Timestamp
-  /** The record's `updated_at` when it was picked for the read. */
+  /** When the first request of the last read that succeeded was granted; null before one did. */
+  read_at: Timestamp | null
+  /** The record's `updated_at` when it was picked for that read. */
   read_for: Timestamp | null
+  /** Reads that failed in a row since. */
+  failures: Generated<number>
+  /** Not read again before then (a read failed). */
+  retry_at: Timestamp | null
 }
 
 /** A main table per resource of the table, keyed by its qualified name: the Kysely `Database`. */

@@ -154,4 +154,30 @@ describe('CRM client', () => {
       }),
     ).toBeNull()
   })
+
+  it("reads a person's nested listing in any plausible shape, and takes a 403 there as the person's, not the key's", async () => {
+    const { client, metrics } = crmClient(database.db)
+    const query = { perpage: '250', page: '1' }
+    const listing = (body: unknown, status = 200) =>
+      nock(CRM_URL)
+        .get('/api/people/7/assis')
+        .query(query)
+        .reply(status, body as nock.Body)
+    const read = () => client.nestedPage(people, 7, 'assis', { page: 1, perPage: 250 })
+    listing([{ assi: { id: 1 } }, { id: 2 }])
+    expect(await read()).toMatchObject({ status: 'found', items: [{ id: 1 }, { id: 2 }] })
+    listing({ assis: [{ assi: { id: 3 } }] })
+    expect(await read()).toMatchObject({ status: 'found', items: [{ id: 3 }] })
+    listing('')
+    expect(await read()).toMatchObject({ status: 'found', items: [] })
+    listing({})
+    expect(await read()).toMatchObject({ status: 'found', items: [] })
+    listing({ error: 'not found' }, 404)
+    expect(await read()).toMatchObject({ status: 'gone' })
+    listing({ a: [1], b: [2] })
+    await expect(read()).rejects.toThrow(/nested listing is not an array/)
+    listing({ error: 'forbidden' }, 403)
+    await expect(read()).rejects.toThrow()
+    expect(metrics.authFailures.has('crm'), 'a 403 on a nested listing is no refused key').toBe(false)
+  })
 })

@@ -196,6 +196,7 @@ describe('collectStatus', () => {
       records: (was?.records ?? 0) + 3,
       current: (was?.current ?? 0) + 1,
       due: { new: (was?.due.new ?? 0) + 1, changed: (was?.due.changed ?? 0) + 1, stale: was?.due.stale ?? 0 },
+      failing: was?.failing ?? 0,
       last_read_at: expect.stringMatching(/Z$/),
     })
     const off = parseConfig({

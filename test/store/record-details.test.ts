@@ -8,6 +8,7 @@ import type { Db } from '../../src/store/database.ts'
 import {
   type DetailList,
   detailMappings,
+  markDetailsFailed,
   pickDueDetails,
   readDetailsProgress,
   writeDetails,
@@ -42,11 +43,23 @@ async function readNow(db: Db, id: number, readAt: Date, events: unknown[] = [],
   })
 }
 
+/** A full run of people whose sweep began at `startedAt` and succeeded. */
+async function fullRun(db: Db, startedAt: Date) {
+  const at = startedAt.toISOString()
+  await sql`
+    with run as (
+      insert into sync.runs (mode, status, requested_by, started_at, finished_at)
+      values ('full', 'succeeded', 'test', ${at}::timestamptz, ${at}::timestamptz) returning id
+    )
+    insert into sync.run_resources (run_id, resource, status, started_at, finished_at)
+    select id, 'crm.people', 'succeeded', ${at}::timestamptz, ${at}::timestamptz from run`.execute(db)
+}
+
 const dueIds = async (db: Db) =>
   (await pickDueDetails(db, people, 100)).map((due) => `${due.id}:${due.reason}`)
 
 describe('record details', () => {
-  it('are due when never read, when the person changed since, and when read before the last full sweep', async () => {
+  it('are due when never read, when the person changed since, and when read before the last full run', async () => {
     const { db } = database
     await write(db, [person(1, 1), person(2, 2), person(3, 3), person(4, 4)])
     await tombstone(db, people, [4])
@@ -55,21 +68,55 @@ describe('record details', () => {
     const before = new Date('2026-01-01T00:00:00Z')
     for (const id of [1, 2, 3]) await readNow(db, id, before)
     expect(await dueIds(db)).toEqual([])
-    // Person 2 changes; person 3 was read before the last full sweep of people began.
-    await write(db, [person(2, 9)])
+    // A walk that read every page outside a full run (an incremental one whose count differed) makes
+    // nothing due.
     await writeResourceState(db, people.name, { last_full_sync_at: new Date('2026-01-02T00:00:00Z') })
+    expect(await dueIds(db)).toEqual([])
+    // Person 2 changes; 1 and 3 were read before the last full run of people began.
+    await write(db, [person(2, 9)])
+    await fullRun(db, new Date('2026-01-02T00:00:00Z'))
     expect(await dueIds(db)).toEqual(['2:changed', '3:stale', '1:stale'])
     await write(db, [person(5, 5)])
     expect(await dueIds(db)).toEqual(['2:changed', '5:new', '3:stale', '1:stale'])
-    // Of those read before the last full sweep, the longest ago first.
+    // Of those read before the last full run, the longest ago first.
     await readNow(db, 3, new Date('2026-01-01T12:00:00Z'))
-    await write(db, [person(3, 3)])
-    await writeResourceState(db, people.name, { last_full_sync_at: new Date('2026-01-03T00:00:00Z') })
+    await fullRun(db, new Date('2026-01-03T00:00:00Z'))
     expect(await dueIds(db)).toEqual(['2:changed', '5:new', '1:stale', '3:stale'])
+    // Of the changed ones, the newest change first.
+    await readNow(db, 1, new Date('2026-01-04T00:00:00Z'))
+    await write(db, [person(1, 20)])
+    expect(await dueIds(db)).toEqual(['1:changed', '2:changed', '5:new', '3:stale'])
     expect(await pickDueDetails(db, people, 2)).toHaveLength(2)
     const progress = await readDetailsProgress(db, people)
-    expect(progress).toMatchObject({ records: 4, current: 0, new: 1, changed: 1, stale: 2 })
-    expect(progress.lastReadAt).toEqual(new Date('2026-01-01T12:00:00Z'))
+    expect(progress).toMatchObject({ records: 4, current: 0, new: 1, changed: 2, stale: 1, failing: 0 })
+    expect(progress.lastReadAt).toEqual(new Date('2026-01-04T00:00:00Z'))
+  })
+
+  it('are not picked for a while after a read failed, longer with each failure, and current once read', async () => {
+    const { db } = database
+    await write(db, [person(41, 1)])
+    const retryIn = async () =>
+      (
+        await sql<{ seconds: number }>`
+          select extract(epoch from retry_at - now())::float8 as seconds
+          from sync.record_details where record_id = 41`.execute(db)
+      ).rows[0]?.seconds
+    await markDetailsFailed(db, people, 41)
+    expect(await retryIn()).toBeCloseTo(30, 0)
+    expect((await dueIds(db)).filter((id) => id.startsWith('41:'))).toEqual([])
+    expect((await readDetailsProgress(db, people)).failing).toBe(1)
+    await markDetailsFailed(db, people, 41)
+    expect(await retryIn()).toBeCloseTo(60, 0)
+    // Its retry time come, it is due again, as never read.
+    await sql`update sync.record_details set retry_at = now() where record_id = 41`.execute(db)
+    expect(await dueIds(db)).toContain('41:new')
+    await readNow(db, 41, new Date())
+    const state = await db
+      .selectFrom('sync.record_details')
+      .selectAll()
+      .where('record_id', '=', 41)
+      .executeTakeFirst()
+    expect(state).toMatchObject({ failures: 0, retry_at: null })
   })
 
   it('write the items in order with typed columns, and leave equal rows untouched', async () => {

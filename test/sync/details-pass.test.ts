@@ -6,7 +6,7 @@ import nock from 'nock'
 import { describe, expect, it } from 'vitest'
 import { people } from '../../src/resources/index.ts'
 import type { Db } from '../../src/store/database.ts'
-import { pickDueDetails } from '../../src/store/record-details.ts'
+import { pickDueDetails, readDetailsProgress } from '../../src/store/record-details.ts'
 import { upsertRecords } from '../../src/store/records.ts'
 import { createDetailsPass, FOLLOW_AT } from '../../src/sync/details/pass.ts'
 import { CRM_URL, capturedLogger, crmClient, useNock, useTestDatabase } from '../api-client/harness.ts'
@@ -31,12 +31,16 @@ function serve(id: number, route: 'historic_events' | 'assis', page: number, bod
     .reply(status, body)
 }
 
+/** The pass's own clock (its window, its pauses), moved by the tests. */
+const clock = { at: Date.parse('2026-01-01T00:00:00Z') }
+
 /** A pass whose whole share of a window pays for `records` people (two requests each). */
 function pass(db: Db, records = 10) {
   const { client } = crmClient(db)
   const { logger } = capturedLogger()
   const budget = { share: 1, requests: records * 2, windowMs: 10_000 }
-  return createDetailsPass({ db, crm: client, resource: people, ...budget, logger, leaseSeconds: 60 })
+  const now = () => clock.at
+  return createDetailsPass({ db, crm: client, resource: people, ...budget, logger, leaseSeconds: 60, now })
 }
 
 /** One poll of a pass that lets its lease go after it, as a stopped service does. */
@@ -100,7 +104,7 @@ describe('the details pass', () => {
     expect(await rows(db, 'crm.historic_events', 11)).toEqual(range(500, FOLLOW_AT))
   })
 
-  it('takes a 404 as nothing to read until the person changes, and neither deletes nor tombstones', async () => {
+  it('takes 404s on every list as nothing to read until the person changes, and neither deletes nor tombstones', async () => {
     const { db } = database
     await write(db, [21])
     serve(21, 'historic_events', 1, [event(600)])
@@ -112,7 +116,8 @@ describe('the details pass', () => {
     })
     expect(await due(db)).toEqual([21])
     serve(21, 'historic_events', 1, { error: 'not found' }, 404)
-    expect(await pollOnce(db)).toEqual({ status: 'polled', read: 1, gone: 1, requests: 1 })
+    serve(21, 'assis', 1, { error: 'not found' }, 404)
+    expect(await pollOnce(db)).toEqual({ status: 'polled', read: 1, gone: 1, requests: 2 })
     expect(await rows(db, 'crm.historic_events', 21)).toEqual([600])
     const row = await db
       .selectFrom('crm.people')
@@ -123,29 +128,48 @@ describe('the details pass', () => {
     expect(await due(db)).toEqual([])
   })
 
-  it('keeps what it read when a request fails, and a pass started anew goes on from there', async () => {
+  it('writes the lists it could read when one answers 404, and ends a list at a 404 past its first page', async () => {
+    const { db } = database
+    await write(db, [22, 23])
+    // Person 22: no assistants route (404); its events are written all the same.
+    serve(22, 'historic_events', 1, [event(610)])
+    serve(22, 'assis', 1, { error: 'not found' }, 404)
+    // Person 23: a full first page, then a 404 where an empty page would be; an empty answer for assis.
+    serve(23, 'historic_events', 1, range(620, FOLLOW_AT).map(event))
+    serve(23, 'historic_events', 2, { error: 'not found' }, 404)
+    serve(23, 'assis', 1, '')
+    expect(await pollOnce(db)).toEqual({ status: 'polled', read: 2, gone: 0, requests: 5 })
+    expect(await rows(db, 'crm.historic_events', 22)).toEqual([610])
+    expect(await rows(db, 'crm.historic_events', 23)).toEqual(range(620, FOLLOW_AT))
+    expect(await due(db)).toEqual([])
+  })
+
+  it('puts a person whose read fails aside for a while, pauses, and goes on with the others', async () => {
     const { db } = database
     await write(db, [31, 32, 33])
-    const first = pass(db, 2)
-    // Due in the order of their id (one updated_at): 31 and 32 in the first batch; 32 fails.
+    const first = pass(db, 3)
+    // Due in the order of their id (one updated_at): 31, then 32, which fails every time, then 33.
     serve(31, 'historic_events', 1, [event(700)])
     serve(31, 'assis', 1, [])
     serve(32, 'historic_events', 1, { error: 'boom' }, 500).persist()
-    await expect(first.pollOnce()).rejects.toThrow()
+    expect(await first.pollOnce()).toMatchObject({ status: 'polled', read: 1 })
     nock.cleanAll()
-    expect(await due(db)).toEqual([32, 33])
+    expect((await readDetailsProgress(db, people)).failing).toBe(1)
+    // 32 is not picked before its time; the pass pauses after a failure.
+    expect(await due(db)).toEqual([33])
+    expect(await first.pollOnce()).toMatchObject({ read: 0, requests: 0 })
+    clock.at += 30_000
     // Another replica, once the first let its lease go (a restart), reads only what is due.
     await first.release()
-    for (const id of [32, 33]) {
-      serve(id, 'historic_events', 1, [])
-      serve(id, 'assis', 1, [assistant(id * 10)])
-    }
-    expect(await pollOnce(db, 5)).toEqual({ status: 'polled', read: 2, gone: 0, requests: 4 })
+    serve(33, 'historic_events', 1, [])
+    serve(33, 'assis', 1, [assistant(330)])
+    expect(await pollOnce(db, 5)).toEqual({ status: 'polled', read: 1, gone: 0, requests: 2 })
     expect(nock.isDone()).toBe(true)
     expect(await rows(db, 'crm.assistants', 33)).toEqual([330])
+    expect(await rows(db, 'crm.historic_events', 31)).toEqual([700])
   })
 
-  it('reads no more than its share of a window pays for, and looks again only later when nothing is due', async () => {
+  it('reads no more than its share of a window pays for, and looks again a little later when nothing is due', async () => {
     const { db } = database
     await write(db, [51, 52, 53])
     const paced = pass(db, 2)
@@ -157,20 +181,38 @@ describe('the details pass', () => {
     expect(paced.ownShare()).toBe(1)
     // The window's share is spent: person 53 waits, and nothing is sent.
     expect(await paced.pollOnce()).toMatchObject({ status: 'polled', read: 0, requests: 0 })
-    await paced.release()
-    // A fresh window: 53 is read, fewer than the share allows, so the next poll does not look again.
+    // The window has passed: 53 is read, fewer than the share allows, so the pass rests a while.
+    clock.at += 10_000
+    expect(paced.ownShare()).toBe(0)
     serve(53, 'historic_events', 1, [])
     serve(53, 'assis', 1, [])
-    const fresh = pass(db, 2)
-    expect(await fresh.pollOnce()).toMatchObject({ read: 1, requests: 2 })
+    expect(await paced.pollOnce()).toMatchObject({ read: 1, requests: 2 })
     await write(db, [54])
-    expect(await fresh.pollOnce()).toMatchObject({ read: 0, requests: 0 })
-    await fresh.release()
+    clock.at += 2_000
+    expect(await paced.pollOnce(), 'resting').toMatchObject({ read: 0, requests: 0 })
+    serve(54, 'historic_events', 1, [])
+    serve(54, 'assis', 1, [])
+    clock.at += 3_000
+    expect(await paced.pollOnce()).toMatchObject({ read: 1, requests: 2 })
+    await paced.release()
+  })
+
+  it('reads nothing once halted (a stop)', async () => {
+    const { db } = database
+    await write(db, [61])
+    const halted = pass(db)
+    halted.halt()
+    expect(await halted.pollOnce()).toEqual({ status: 'polled', read: 0, gone: 0, requests: 0 })
+    await halted.release()
+    expect(await due(db)).toEqual([61])
+    serve(61, 'historic_events', 1, [])
+    serve(61, 'assis', 1, [])
+    expect(await pollOnce(db)).toMatchObject({ read: 1 })
   })
 
   it('stands by, reading nothing, while another replica holds its lease', async () => {
     const { db } = database
-    await write(db, [41])
+    await write(db, [71])
     const holder = pass(db)
     expect(await holder.keep()).toBe(true)
     const other = pass(db)

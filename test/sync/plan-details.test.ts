@@ -34,6 +34,8 @@ describe('detailsAllowance', () => {
     [0.02, 50, 2, 0, 1],
     [0.02, 50, 2, 1, 0],
     [0.01, 50, 2, 0, 1],
+    // 29% of 200 is 58 requests (57.99999999999999 unrounded): 29 records, not 28.
+    [0.29, 200, 2, 0, 29],
   ])('%d of %d a window, %d a record, %d spent: %d', (share, requests, routes, spent, records) => {
     expect(detailsAllowance(share, requests, routes, spent)).toBe(records)
   })

@@ -56,6 +56,7 @@ function detailsRow(details: DetailsStatus, now: Date): Html {
 <td class="number">${details.current.toLocaleString('en')} of ${details.records.toLocaleString('en')} (${share}%)</td>
 <td class="number">${due.new.toLocaleString('en')}</td><td class="number">${due.changed.toLocaleString('en')}</td>
 <td class="number">${due.stale.toLocaleString('en')}</td>
+<td class="number">${details.failing.toLocaleString('en')}</td>
 <td>${ago(details.last_read_at, now)}</td>
 </tr>`
 }
@@ -110,10 +111,10 @@ ${
   status.details.length > 0
     ? html`<h2>Details</h2>
 <p>Lists that no include carries, read per record by a background pass that yields to everything else; a
-record is read again when it changes and after each full sweep.</p>
+record is read again when it changes and after each full run; one whose read failed is tried again later.</p>
 <table id="details">
 <thead><tr><th>Table</th><th>Pass</th><th class="number">Read and current</th><th class="number">Never read</th>
-<th class="number">Changed since</th><th class="number">Before the last full sweep</th><th>Last read</th></tr></thead>
+<th class="number">Changed since</th><th class="number">Before the last full run</th><th class="number">Failing</th><th>Last read</th></tr></thead>
 <tbody>${status.details.map((details) => detailsRow(details, now))}</tbody>
 </table>`
     : ''

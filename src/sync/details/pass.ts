@@ -13,7 +13,13 @@ import type { CrmClient } from '../../api-client/index.ts'
 import type { Logger } from '../../log.ts'
 import type { ChildMapping, Resource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
-import { type DetailList, detailMappings, pickDueDetails, writeDetails } from '../../store/record-details.ts'
+import {
+  type DetailList,
+  detailMappings,
+  markDetailsFailed,
+  pickDueDetails,
+  writeDetails,
+} from '../../store/record-details.ts'
 import { pollLease } from '../feed/lease.ts'
 import type { Poller } from '../feed/poll-loop.ts'
 import { detailsAllowance, detailsHorizon } from '../plan/details.ts'
@@ -26,6 +32,8 @@ export const FOLLOW_AT = 10
 const MAX_PAGES = 50
 /** After a poll that found fewer records due than it could read, the next looks again this much later. */
 const IDLE_MS = 5_000
+/** After a read that failed, the pass pauses this long. */
+const FAILURE_IDLE_MS = 30_000
 
 export interface DetailsPassDeps {
   db: Db
@@ -41,37 +49,54 @@ export interface DetailsPassDeps {
   onRead?(resource: string, outcome: { read: number; gone: number; requests: number }): void
   /** Tests shorten the lease (../feed/lease.ts). */
   leaseSeconds?: number
+  /** The clock of the pass's own window; tests move it. */
+  now?: () => number
 }
 
 export interface DetailsPassResult {
   status: 'polled' | 'standby'
-  /** Records whose details were read and written. */
+  /** Records whose details were read and written (the gone ones included). */
   read: number
-  /** Records the upstream answered 404 for: deleted upstream (the sweeps and checks tombstone them). */
+  /** Records whose every list answered 404: deleted upstream (the sweeps and checks tombstone them). */
   gone: number
   requests: number
 }
 
-type ListsRead = { status: 'found'; lists: DetailList[]; readAt: Date } | { status: 'gone'; readAt: Date }
+type ListRead =
+  | { status: 'found'; items: unknown[]; firstAt: Date }
+  /** 404 on its first page: the record is gone upstream, or the upstream serves no such list. */
+  | { status: 'missing'; firstAt: Date }
+  /** The pass was halted between two pages: nothing of the record is written. */
+  | { status: 'halted' }
+
+type ListsRead =
+  | { status: 'found'; lists: DetailList[]; readAt: Date }
+  | { status: 'gone'; readAt: Date }
+  | { status: 'halted' }
+
+interface ReadContext {
+  deps: DetailsPassDeps
+  count(): void
+  halted(): boolean
+}
 
 /** Every page of one list of one record. */
-async function readList(
-  deps: DetailsPassDeps,
-  id: number,
-  mapping: ChildMapping,
-  count: () => void,
-): Promise<{ status: 'found'; items: unknown[]; firstAt: Date } | { status: 'gone'; firstAt: Date }> {
+async function readList(ctx: ReadContext, id: number, mapping: ChildMapping): Promise<ListRead> {
+  const { deps } = ctx
   const items: unknown[] = []
   let previous = ''
   let firstAt: Date | undefined
   for (let page = 1; page <= MAX_PAGES; page++) {
+    if (ctx.halted()) return { status: 'halted' }
     const answer = await deps.crm.nestedPage(deps.resource, id, mapping.route as string, {
       page,
       perPage: PER_PAGE,
     })
-    count()
+    ctx.count()
     firstAt ??= answer.fetchedAt
-    if (answer.status === 'gone') return { status: 'gone', firstAt }
+    // A 404 past the first page ends the list: an upstream may answer so past its end.
+    if (answer.status === 'gone')
+      return page === 1 ? { status: 'missing', firstAt } : { status: 'found', items, firstAt }
     const joined = JSON.stringify(answer.items)
     if (answer.items.length === 0 || (page > 1 && joined === previous)) break
     previous = joined
@@ -86,65 +111,97 @@ async function readList(
   return { status: 'found', items, firstAt: firstAt as Date }
 }
 
-async function readLists(deps: DetailsPassDeps, id: number, count: () => void): Promise<ListsRead> {
+/**
+ * The lists of one record. A list answered 404 keeps its rows (the upstream may not serve it); only a
+ * record whose every list answers 404 counts as gone, and it is not tombstoned on that alone: what
+ * finds deletions (sweeps, checks) does that.
+ */
+async function readLists(ctx: ReadContext, id: number): Promise<ListsRead> {
   const lists: DetailList[] = []
   let readAt: Date | undefined
-  for (const mapping of detailMappings(deps.resource)) {
-    const list = await readList(deps, id, mapping, count)
+  for (const mapping of detailMappings(ctx.deps.resource)) {
+    const list = await readList(ctx, id, mapping)
+    if (list.status === 'halted') return list
     readAt ??= list.firstAt
-    if (list.status === 'gone') return { status: 'gone', readAt }
-    lists.push({ mapping, items: list.items })
+    if (list.status === 'found') lists.push({ mapping, items: list.items })
   }
-  return { status: 'found', lists, readAt: readAt ?? new Date() }
+  if (readAt === undefined) return { status: 'gone', readAt: new Date() }
+  return lists.length === 0 ? { status: 'gone', readAt } : { status: 'found', lists, readAt }
 }
 
 export interface DetailsPass extends Poller<DetailsPassResult> {
-  /** Ends the poll under way after the record in hand (a stop need not wait for a whole poll). */
+  /** Ends the poll under way before the next request (what the record in hand read is dropped). */
   halt(): void
   /** The share of the budget's window that this pass's own requests hold now. */
   ownShare(): number
 }
 
 export function createDetailsPass(deps: DetailsPassDeps): DetailsPass {
-  const { db, resource, share, requests, windowMs } = deps
+  const { db, resource, share, requests, windowMs, logger } = deps
+  const now = deps.now ?? Date.now
   const lease = pollLease(db, `${resource.name}.details`, deps.leaseSeconds)
   const routes = detailMappings(resource).length
   const horizonMs = detailsHorizon(share, requests, routes) * windowMs
+  // A poll waits until its share pays for half of what a whole window's share does: a backlog is read
+  // a few records a poll, not one record at each tick as the window slides.
+  const smallestPoll = Math.max(1, Math.floor(detailsAllowance(share, requests, routes, 0) / 2))
   /** When each of its requests within the horizon was answered (the budget counts a slot from then). */
   let sent: number[] = []
   let idleUntil = 0
   let halted = false
   const sentWithin = (ms: number) => {
-    const since = Date.now() - ms
+    const since = now() - ms
     return sent.filter((at) => at > since).length
+  }
+  const allowance = () => {
+    sent = sent.filter((at) => at > now() - horizonMs)
+    return detailsAllowance(share, requests, routes, sent.length)
   }
 
   async function pollOnce(): Promise<DetailsPassResult> {
     const outcome = { read: 0, gone: 0, requests: 0 }
     if (!(await lease.take())) return { status: 'standby', ...outcome }
-    sent = sent.filter((at) => at > Date.now() - horizonMs)
-    const allowed = detailsAllowance(share, requests, routes, sent.length)
-    if (allowed === 0 || Date.now() < idleUntil) return { status: 'polled', ...outcome }
-    const count = () => {
-      outcome.requests++
-      sent.push(Date.now())
+    const allowed = allowance()
+    if (allowed < smallestPoll || now() < idleUntil) return { status: 'polled', ...outcome }
+    const ctx: ReadContext = {
+      deps,
+      count: () => {
+        outcome.requests++
+        sent.push(now())
+      },
+      halted: () => halted,
     }
     const due = await pickDueDetails(db, resource, allowed)
-    if (due.length < allowed) idleUntil = Date.now() + IDLE_MS
+    if (due.length < allowed) idleUntil = now() + IDLE_MS
     try {
       for (const record of due) {
-        if (halted) break
-        const read = await readLists(deps, record.id, count)
-        // A 404: the record is gone upstream, or the upstream serves no such list. Either way its rows
-        // are left as they are, and it is not asked again until it changes; a record deleted upstream is
-        // tombstoned by what finds deletions (sweeps, checks), never on this answer alone.
+        // Its share spent (a list ran to further pages), the lease lost, or a stop: the rest waits.
+        if (halted || allowance() === 0 || !(await lease.keep())) break
+        let read: ListsRead
+        try {
+          read = await readLists(ctx, record.id)
+        } catch (error) {
+          // This record waits (30 s, doubling), the pass a while: one that always fails holds no other
+          // back, and an upstream that fails everything is not asked again at once.
+          await markDetailsFailed(db, resource, record.id)
+          idleUntil = now() + FAILURE_IDLE_MS
+          logger.warn(
+            { err: error, id: record.id },
+            'details pass: a read failed; the record is tried again later, the pass goes on after a pause',
+          )
+          break
+        }
+        if (read.status === 'halted') break
         const lists = read.status === 'found' ? read.lists : []
         if (read.status === 'gone') outcome.gone++
-        await writeDetails(db, resource, record.id, { lists, readAt: read.readAt, readFor: record.updatedAt })
-        outcome.read++
+        const written = await writeDetails(db, resource, record.id, {
+          lists,
+          readAt: read.readAt,
+          readFor: record.updatedAt,
+        })
+        if (written) outcome.read++
       }
     } finally {
-      // Counted also when a request failed for good: what was read before it is written.
       if (outcome.requests > 0) deps.onRead?.(resource.name, outcome)
     }
     return { status: 'polled', ...outcome }

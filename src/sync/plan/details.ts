@@ -46,5 +46,7 @@ export function detailsAllowance(
   spentInHorizon: number,
 ): number {
   const horizon = detailsHorizon(share, requests, routes)
-  return Math.max(0, Math.floor((share * requests * horizon - spentInHorizon) / routes))
+  // Rounded first: a share such as 0.29 of 200 is 57.99999999999999 in floating point.
+  const budget = Math.round(share * requests * horizon * 1e6) / 1e6
+  return Math.max(0, Math.floor((budget - spentInHorizon) / routes))
 }
