@@ -1,5 +1,5 @@
 // Opt-in: the details pass (people's historic events and assistants, read per person) as users meet it:
-// the engine as `npm start` runs it with the default DETAILS_BUDGET_PERCENT (20), against the sandbox
+// the engine as `npm start` runs it with DETAILS_BUDGET_PERCENT 20 (twice the default), against the sandbox
 // at the demo's size (300 records of every resource) under the real budget (50 requests / 10 s in the
 // engine and the sandbox) and an upstream answering in 100-600 ms, nothing else changing.
 // 1. The first complete mirror (the run at start), with the pass and with DETAILS_BUDGET_PERCENT=0: the

@@ -107,7 +107,7 @@ const environment = z.object({
   // The most the details pass spends of the CRM's budget, in percent: it reads each person's historic
   // events and assistants, which no include carries (2 requests a person), outside first syncs and
   // only when its batch leaves a fifth of the budget free (where polls yield). 0: not read.
-  DETAILS_BUDGET_PERCENT: integer(0, 50).default(20),
+  DETAILS_BUDGET_PERCENT: integer(0, 50).default(10),
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`).default('info'),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).optional(),

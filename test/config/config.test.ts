@@ -30,7 +30,7 @@ describe('parseConfig', () => {
       hookObjectType: 'lean',
       incrementalSyncIntervalSeconds: 300,
       fullSyncCron: '0 3 * * *',
-      detailsBudgetShare: 0.2,
+      detailsBudgetShare: 0.1,
       logLevel: 'info',
     })
   })

@@ -149,7 +149,7 @@ describe('the status page', () => {
     const body = await (await get('/', { authorization: `Bearer ${TOKEN}` })).text()
     const row = /<tr data-details="crm.people">([\s\S]*?)<\/tr>/.exec(body)?.[1] ?? ''
     expect(row).toMatch(/crm\.historic_events, crm\.assistants/)
-    expect(row).toMatch(/at most 20% of the budget/)
+    expect(row).toMatch(/at most 10% of the budget/)
     expect(row).toMatch(/0 of 0 \(100%\)/)
   })
 

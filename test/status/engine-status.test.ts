@@ -192,7 +192,7 @@ describe('collectStatus', () => {
     expect(details).toEqual({
       resource: 'crm.people',
       tables: ['crm.historic_events', 'crm.assistants'],
-      budget_percent: 20,
+      budget_percent: 10,
       records: (was?.records ?? 0) + 3,
       current: (was?.current ?? 0) + 1,
       due: { new: (was?.due.new ?? 0) + 1, changed: (was?.due.changed ?? 0) + 1, stale: was?.due.stale ?? 0 },
