@@ -12,6 +12,7 @@
 // and a build waits as long as it needs for older transactions: it blocks nobody while it waits.
 import { type Kysely, sql } from 'kysely'
 import type { Logger } from '../log.ts'
+import { catalogNames } from './account-schemas.ts'
 
 export interface ConcurrentIndex {
   /** Index name, created in the table's schema. */
@@ -74,7 +75,9 @@ export async function buildConcurrentIndexes<DB>(
 }
 
 async function buildOne<DB>(session: Kysely<DB>, index: ConcurrentIndex, logger?: Logger): Promise<boolean> {
-  const schema = index.table.split('.')[0] as string
+  // The index's schema as the session's account names it (./account-schemas.ts).
+  const names = catalogNames(session)
+  const schema = names.physical(index.table.split('.')[0] as string)
   const qualified = sql.id(schema, index.name)
   const { rows } = await sql<{ valid: boolean }>`
     select i.indisvalid as valid
@@ -89,7 +92,7 @@ async function buildOne<DB>(session: Kysely<DB>, index: ConcurrentIndex, logger?
   }
   logger?.info({ index: index.name, table: index.table }, 'building index concurrently')
   const [tableSchema, table] = index.table.split('.') as [string, string]
-  await sql`create index concurrently if not exists ${sql.id(index.name)} on ${sql.id(tableSchema, table)} ${sql.raw(
+  await sql`create index concurrently if not exists ${sql.id(index.name)} on ${sql.id(names.physical(tableSchema), table)} ${sql.raw(
     index.definition,
   )}`.execute(session)
   return true

@@ -12,6 +12,7 @@
 // `crm-sync migrate`) tries again.
 import { type Kysely, sql } from 'kysely'
 import type { Logger } from '../log.ts'
+import { catalogNames } from './account-schemas.ts'
 import {
   commentStatement,
   ident,
@@ -42,8 +43,10 @@ interface Catalog {
   comments: Map<string, string>
 }
 
+/** The catalog of `db`'s account, with the code's names (./account-schemas.ts). */
 async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
-  const schemas = [...new Set([...liveSchemas.flatMap((live) => [live.schema, live.of])])]
+  const names = catalogNames(db)
+  const schemas = [...new Set([...liveSchemas.flatMap((live) => [live.schema, live.of])])].map(names.physical)
   const { rows } = await sql<{
     kind: string
     schema: string
@@ -65,19 +68,20 @@ async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
     where n.nspname = any(${schemas}) and c.relkind in ('r', 'p', 'v') and a.attnum > 0 and not a.attisdropped
     order by 2, 3, 5`.execute(db)
   const catalog: Catalog = { schemas: new Set(), columns: new Map(), comments: new Map() }
-  for (const row of rows) {
-    if (row.kind === 'schema') catalog.schemas.add(row.schema)
+  for (const { schema: physical, comment, ...row } of rows) {
+    const schema = names.logical(physical)
+    if (row.kind === 'schema') catalog.schemas.add(schema)
     if (row.kind === 'column') {
-      const relation = `${row.schema}.${row.relation}`
+      const relation = `${schema}.${row.relation}`
       catalog.columns.set(relation, [...(catalog.columns.get(relation) ?? []), row.column])
     }
     const key = targetKey({
       kind: row.kind as WantedComment['target']['kind'],
-      schema: row.schema,
+      schema,
       ...(row.relation ? { relation: row.relation } : {}),
       ...(row.column ? { column: row.column } : {}),
     })
-    if (row.comment !== null) catalog.comments.set(key, row.comment)
+    if (comment !== null) catalog.comments.set(key, names.logicalText(comment))
   }
   return catalog
 }

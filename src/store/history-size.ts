@@ -5,6 +5,7 @@
 // (reltuples -1: never analyzed, as after the first sync; or 0: analyzed empty) has its rows counted
 // on at most SAMPLE_PAGES pages: all of a small table, a random share of a large one, scaled up.
 import { type Kysely, sql } from 'kysely'
+import { relationOf } from './account-schemas.ts'
 import { HISTORY_SCHEMA } from './history-sql.ts'
 
 /** The most pages read to count a table without statistics (8 MiB of 8 KiB pages). */
@@ -34,7 +35,7 @@ async function versionsOf<DB>(db: Kysely<DB>, table: VersionsTable): Promise<num
   const percent = Math.min(100, (100 * SAMPLE_PAGES) / table.pagesNow)
   const { rows } = await sql<{ counted: number }>`
     select count(*)::float8 as counted
-    from ${sql.id(HISTORY_SCHEMA, table.name)} tablesample system (${percent}::float4)`.execute(db)
+    from ${sql.id(relationOf(db, HISTORY_SCHEMA), table.name)} tablesample system (${percent}::float4)`.execute(db)
   return ((rows[0]?.counted ?? 0) * 100) / percent
 }
 
@@ -45,7 +46,7 @@ export async function historySize<DB>(db: Kysely<DB>): Promise<HistorySize> {
       (pg_relation_size(c.oid) / current_setting('block_size')::int)::float8 as "pagesNow",
       pg_total_relation_size(c.oid)::float8 as bytes
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'r'`.execute(db)
+    where n.nspname = ${relationOf(db, HISTORY_SCHEMA)} and c.relkind = 'r'`.execute(db)
   let versions = 0
   for (const table of rows) versions += await versionsOf(db, table)
   const bytes = rows.reduce((sum, table) => sum + table.bytes, 0)

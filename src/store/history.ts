@@ -12,6 +12,7 @@
 // Writes are one transaction under an advisory lock: replicas starting together take turns.
 import { type Kysely, sql } from 'kysely'
 import type { Logger } from '../log.ts'
+import { catalogNames } from './account-schemas.ts'
 import { ident, literal } from './dictionary-sql.ts'
 import { historySize } from './history-size.ts'
 import {
@@ -45,43 +46,46 @@ interface Catalog {
   comments: Map<string, string>
 }
 
+/** The catalog of `db`'s account, with the code's names (./account-schemas.ts). */
 async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
-  const mirrors = [...historyMirrors]
+  const names = catalogNames(db)
+  const mirrors = historyMirrors.map(names.physical)
+  const history = names.physical(HISTORY_SCHEMA)
   // The first select's types are the union's: text throughout (a `name` would cut keys at 63 bytes).
   const { rows } = await sql<{ kind: string; relation: string; name: string; detail: string | null }>`
     select 'column' as kind, n.nspname || '.' || c.relname as relation, a.attname::text as name,
       format_type(a.atttypid, a.atttypmod) as detail, a.attnum as position
     from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-    where (n.nspname || '.' || c.relname = any(${mirrors}::text[]) or n.nspname = ${HISTORY_SCHEMA})
+    where (n.nspname || '.' || c.relname = any(${mirrors}::text[]) or n.nspname = ${history})
       and c.relkind in ('r', 'v') and a.attnum > 0 and not a.attisdropped
     union all
     select 'relation', n.nspname || '.' || c.relname, c.relname, c.relkind::text, 0
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${HISTORY_SCHEMA} and c.relkind in ('r', 'v')
+    where n.nspname = ${history} and c.relkind in ('r', 'v')
     union all
     select 'index', '', c.relname, null, 0 from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${HISTORY_SCHEMA} and c.relkind = 'i'
+    where n.nspname = ${history} and c.relkind = 'i'
     union all
     select 'function', '', p.proname, p.prosrc, 0 from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-    where n.nspname = ${HISTORY_SCHEMA}
+    where n.nspname = ${history}
     union all
     select 'trigger', n.nspname || '.' || c.relname, t.tgname, t.tgenabled::text || ' ' || t.tgfoid::regproc::text, 0
     from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
     where n.nspname || '.' || c.relname = any(${mirrors}::text[]) and t.tgname = any(${[...HISTORY_TRIGGERS]}::text[])
     union all
     select 'schema', '', n.nspname, obj_description(n.oid, 'pg_namespace'), 0 from pg_namespace n
-    where n.nspname = ${HISTORY_SCHEMA}
+    where n.nspname = ${history}
     union all
     select 'comment', '', 'table.' || c.relname, obj_description(c.oid, 'pg_class'), 0
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${HISTORY_SCHEMA} and c.relkind in ('r', 'v')
+    where n.nspname = ${history} and c.relkind in ('r', 'v')
     union all
     select 'comment', '', 'column.' || c.relname || '.' || a.attname, col_description(c.oid, a.attnum), a.attnum
     from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${HISTORY_SCHEMA} and c.relkind in ('r', 'v') and a.attnum > 0 and not a.attisdropped
+    where n.nspname = ${history} and c.relkind in ('r', 'v') and a.attnum > 0 and not a.attisdropped
     union all
     select 'comment', '', 'function.' || p.proname, obj_description(p.oid, 'pg_proc'), 0
-    from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = ${HISTORY_SCHEMA}
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = ${history}
     order by 1, 2, 5`.execute(db)
   const catalog: Catalog = {
     schema: false,
@@ -92,7 +96,8 @@ async function readCatalog<DB>(db: Kysely<DB>): Promise<Catalog> {
     triggers: new Map(),
     comments: new Map(),
   }
-  for (const row of rows) {
+  for (const { relation, detail, ...rest } of rows) {
+    const row = { ...rest, relation: names.logical(relation), detail: detail && names.logicalText(detail) }
     if (row.kind === 'schema') {
       catalog.schema = true
       if (row.detail !== null) catalog.comments.set('schema', row.detail)

@@ -15,12 +15,12 @@ import { type Kysely, sql } from 'kysely'
 import { FileMigrationProvider, type Migration, type MigrationProvider, Migrator } from 'kysely/migration'
 import type { Logger } from '../log.ts'
 import { buildConcurrentIndexes, concurrentIndexesOf } from './concurrent-indexes.ts'
+import { schemasOf } from './account-schemas.ts'
 import { applyDictionary } from './dictionary.ts'
 import { maintainHistory } from './history.ts'
 import { maintainPublication } from './publication.ts'
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url))
-const MIGRATION_TABLE_SCHEMA = 'sync'
 
 /**
  * 3 s: shorter than the receiver's 5 s budget for storing a delivery, so deliveries queued behind a
@@ -65,7 +65,8 @@ function createMigrator(db: Kysely<any>, migrationFolder = MIGRATIONS_DIR): Migr
   return new Migrator({
     db,
     provider: withLockTimeout(new FileMigrationProvider({ fs, path, migrationFolder })),
-    migrationTableSchema: MIGRATION_TABLE_SCHEMA,
+    // Each account's migrations are recorded in its own sync schema.
+    migrationTableSchema: schemasOf(db).sync,
   })
 }
 
@@ -134,7 +135,7 @@ export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
 /** Cheap check for /readyz: how many migrations the database records as applied. */
 export async function appliedMigrationCount(db: Kysely<any>): Promise<number> {
   const result = await sql<{ count: number }>`
-    select count(*)::int as count from ${sql.table(`${MIGRATION_TABLE_SCHEMA}.kysely_migration`)}
+    select count(*)::int as count from ${sql.table('sync.kysely_migration')}
   `.execute(db)
   return result.rows[0]?.count ?? 0
 }

@@ -63,7 +63,7 @@ export async function countInboxByStatus(db: Db): Promise<Record<InboxStatus, nu
 /** Bytes the inbox takes on disk: its table, TOAST (large bodies) and indexes. Cheap: file sizes. */
 export async function readInboxBytes(db: Db): Promise<number> {
   const result = await sql<{ bytes: number }>`
-    select pg_total_relation_size('sync.inbox') as bytes
+    select pg_total_relation_size(${'sync.inbox'}::regclass) as bytes
   `.execute(db)
   return result.rows[0]?.bytes ?? 0
 }

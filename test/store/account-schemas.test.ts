@@ -1,0 +1,127 @@
+// An account's schemas (src/store/account-schemas.ts): every statement of an account's connections runs
+// in its schemas, whether built or written as text; values are left alone; the migrations make the
+// same objects (tables, columns, indexes, views, functions, triggers, comments) under the account's
+// names as under the code's own, and leave the code's own schemas untouched.
+import { type Kysely, sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import { accountSchemas, forAccount, relationOf, schemasOf } from '../../src/store/account-schemas.ts'
+import { applyDictionary } from '../../src/store/dictionary.ts'
+import { inspectHistory, maintainHistory } from '../../src/store/history.ts'
+import { migrateToLatest } from '../../src/store/migrate.ts'
+import { useTestDatabase } from '../support/database.ts'
+
+const database = useTestDatabase()
+const north = accountSchemas('north')
+
+const compiled = (db: Kysely<any>, query: { compile(db: Kysely<any>): { sql: string } }) => query.compile(db).sql
+
+describe('statements of an account', () => {
+  it('renames the schemas of built queries and of sql text, not values or other names', () => {
+    const db = forAccount(database.db as Kysely<any>, north)
+    expect(compiled(db, db.selectFrom('crm.people').select('id'))).toBe('select "id" from "crm_north"."people"')
+    expect(compiled(db, db.insertInto('sync.inbox').values({ model: 'person' }))).toContain(
+      'insert into "sync_north"."inbox"',
+    )
+    const text = sql`select p.id, 'crm.people' as name, x.crm.y from crm.people p join "history"."crm_people" h
+      using (id) join crm_live.people l using (id) join sync.runs r on r.id = ${'crm.people'}
+      where crmx.a = 1 and ${sql.table('reservations.contacts')}.id = 2`
+    const out = text.compile(db)
+    expect(out.sql).toBe(`select p.id, 'crm.people' as name, x.crm.y from crm_north.people p join "history_north"."crm_people" h
+      using (id) join crm_north_live.people l using (id) join sync_north.runs r on r.id = $1
+      where crmx.a = 1 and "reservations_north"."contacts".id = 2`)
+    expect(out.parameters).toEqual(['crm.people'])
+    const relations = sql`select ${'crm.tags'}::regclass, to_regclass(${'sync.inbox'}), ${'crm.tags'}`.compile(db)
+    expect(relations.parameters).toEqual(['crm_north.tags', 'sync_north.inbox', 'crm.tags'])
+    expect(compiled(db, sql.raw('create table crm.tags (id int)'))).toBe('create table crm_north.tags (id int)')
+    expect(compiled(db, sql.raw('create schema if not exists sync; comment on schema "history" is \'x\''))).toBe(
+      'create schema if not exists sync_north; comment on schema "history_north" is \'x\'',
+    )
+    expect(compiled(db, sql.raw('drop schema crm_live cascade; create schema crmx'))).toBe(
+      'drop schema crm_north_live cascade; create schema crmx',
+    )
+  })
+
+  it('leaves the statements of the code’s own schemas as written', () => {
+    const db = database.db as Kysely<any>
+    expect(forAccount(db, accountSchemas(null))).toBe(db)
+    expect(compiled(db, db.selectFrom('crm.people').select('id'))).toBe('select "id" from "crm"."people"')
+  })
+
+  it('knows the schemas of a connection and of its transactions', async () => {
+    const db = forAccount(database.db as Kysely<any>, north)
+    expect(schemasOf(db).crm).toBe('crm_north')
+    expect(schemasOf(database.db).crm).toBe('crm')
+    await db.transaction().execute(async (trx) => {
+      expect(schemasOf(trx).sync).toBe('sync_north')
+      expect(relationOf(trx, 'sync.inbox')).toBe('sync_north.inbox')
+    })
+    expect(relationOf(database.db, 'sync.inbox')).toBe('sync.inbox')
+  })
+})
+
+interface CatalogRow {
+  kind: string
+  schema: string
+  name: string
+  detail: string | null
+}
+
+/** Every object of the account's schemas, with the account's names read back as the code's. */
+async function objectsOf(db: Kysely<any>, account: string | null): Promise<string[]> {
+  const schemas = Object.values(accountSchemas(account))
+  const { rows } = await sql<CatalogRow>`
+    select 'relation' as kind, n.nspname as schema, c.relname as name, c.relkind::text as detail
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any(${schemas})
+    union all
+    select 'column', n.nspname, c.relname || '.' || a.attname, format_type(a.atttypid, a.atttypmod) ||
+      coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '') || case when a.attnotnull then ' not null' else '' end
+    from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+    left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
+    where n.nspname = any(${schemas}) and a.attnum > 0 and not a.attisdropped and c.relkind in ('r', 'v', 'p')
+    union all
+    select 'index', n.nspname, c.relname, pg_get_indexdef(c.oid)
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any(${schemas}) and c.relkind = 'i'
+    union all
+    select 'view', n.nspname, c.relname, pg_get_viewdef(c.oid)
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any(${schemas}) and c.relkind = 'v'
+    union all
+    select 'function', n.nspname, p.proname, pg_get_functiondef(p.oid)
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = any(${schemas})
+    union all
+    select 'trigger', n.nspname, c.relname || '.' || t.tgname, pg_get_triggerdef(t.oid)
+    from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = any(${schemas}) and not t.tgisinternal
+    union all
+    select 'comment', n.nspname, c.relname || coalesce('.' || a.attname, ''), d.description
+    from pg_description d join pg_class c on c.oid = d.objoid and d.classoid = 'pg_class'::regclass
+    join pg_namespace n on n.oid = c.relnamespace
+    left join pg_attribute a on a.attrelid = c.oid and a.attnum = d.objsubid and d.objsubid > 0
+    where n.nspname = any(${schemas})
+    union all
+    select 'comment', n.nspname, '', obj_description(n.oid, 'pg_namespace') from pg_namespace n
+    where n.nspname = any(${schemas})
+    union all
+    select 'comment', n.nspname, p.proname, obj_description(p.oid, 'pg_proc')
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = any(${schemas})
+  `.execute(db)
+  const logical = (text: string) => (account ? text.replaceAll(`_${account}`, '') : text)
+  return rows.map((row) => logical(`${row.kind} ${row.schema} ${row.name}: ${row.detail}`)).sort()
+}
+
+describe('migrations of an account', () => {
+  it('make the objects of the code’s schemas under the account’s names, and touch no other', async () => {
+    const before = await objectsOf(database.db, null)
+    expect(before.length).toBeGreaterThan(500)
+    const db = forAccount(database.db as Kysely<any>, north)
+    const applied = await migrateToLatest(db, { publication: null })
+    expect(applied.length).toBeGreaterThan(20)
+    expect(await objectsOf(database.db, 'north')).toEqual(before)
+    expect(await objectsOf(database.db, null)).toEqual(before)
+    // A second start finds everything current: nothing to apply, nothing to write.
+    expect(await migrateToLatest(db, { publication: null })).toEqual([])
+    expect(await applyDictionary(db)).toEqual({ views: 0, comments: 0 })
+    expect(await maintainHistory(db)).toEqual({ created: [], seeded: 0, statements: 0 })
+    expect((await inspectHistory(db)).state).toBe('current')
+    expect(await objectsOf(database.db, 'north')).toEqual(before)
+  })
+})
