@@ -56,13 +56,13 @@ export function accountSchemas(account: string | null): AccountSchemas {
   }
 }
 
-const escape = (name: string) => name.replace(/[^a-z0-9_]/g, '')
+const asPattern = (name: string) => name.replace(/[^a-z0-9_]/g, '')
 
 // In the text of a statement, a schema-qualified name (`crm.people`, `"crm"."people"`; not
 // `x.crm.people`, `crm_live2.x` or the string `'crm.people'`) or a schema named on its own
 // (`create schema if not exists sync`, `comment on schema "history"`).
 function namedIn(names: readonly string[]): RegExp {
-  const any = names.map(escape).join('|')
+  const any = names.map(asPattern).join('|')
   return new RegExp(
     `(?<![\\w$."'])("?)(${any})\\1(?=\\.)|(\\bschema\\s+(?:if\\s+(?:not\\s+)?exists\\s+)?)("?)(${any})\\4(?![\\w$])`,
     'gi',
@@ -161,7 +161,7 @@ export interface CatalogNames {
 
 const namesCache = new WeakMap<AccountSchemas, CatalogNames>()
 
-export function catalogNames(db: Kysely<any>): CatalogNames {
+export function catalogNames<DB>(db: Kysely<DB>): CatalogNames {
   const schemas = schemasOf(db)
   const known = namesCache.get(schemas)
   if (known) return known
@@ -182,12 +182,12 @@ export function catalogNames(db: Kysely<any>): CatalogNames {
 }
 
 /** The schemas the statements of `db` (or of a transaction of it) run in. */
-export function schemasOf(db: Kysely<any>): AccountSchemas {
+export function schemasOf<DB>(db: Kysely<DB>): AccountSchemas {
   const plugin = db.getExecutor().plugins.find((p) => p instanceof AccountSchemasPlugin)
   return plugin?.schemas ?? DEFAULT_SCHEMAS
 }
 
 /** `sync.inbox` as `db`'s account names it (`sync_north.inbox`): for the catalog's functions. */
-export function relationOf(db: Kysely<any>, qualified: string): string {
+export function relationOf<DB>(db: Kysely<DB>, qualified: string): string {
   return catalogNames(db).physical(qualified)
 }

@@ -2,9 +2,10 @@
 // in its schemas, whether built or written as text; values are left alone; the migrations make the
 // same objects (tables, columns, indexes, views, functions, triggers, comments) under the account's
 // names as under the code's own, and leave the code's own schemas untouched.
-import { type Kysely, sql } from 'kysely'
+import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { accountSchemas, forAccount, relationOf, schemasOf } from '../../src/store/account-schemas.ts'
+import type { Db } from '../../src/store/database.ts'
 import { applyDictionary } from '../../src/store/dictionary.ts'
 import { inspectHistory, maintainHistory } from '../../src/store/history.ts'
 import { migrateToLatest } from '../../src/store/migrate.ts'
@@ -13,42 +14,49 @@ import { useTestDatabase } from '../support/database.ts'
 const database = useTestDatabase()
 const north = accountSchemas('north')
 
-const compiled = (db: Kysely<any>, query: { compile(db: Kysely<any>): { sql: string } }) => query.compile(db).sql
+const compiled = (db: Db, query: { compile(db: Db): { sql: string } }) => query.compile(db).sql
 
 describe('statements of an account', () => {
   it('renames the schemas of built queries and of sql text, not values or other names', () => {
-    const db = forAccount(database.db as Kysely<any>, north)
-    expect(compiled(db, db.selectFrom('crm.people').select('id'))).toBe('select "id" from "crm_north"."people"')
-    expect(compiled(db, db.insertInto('sync.inbox').values({ model: 'person' }))).toContain(
-      'insert into "sync_north"."inbox"',
+    const db = forAccount(database.db, north)
+    expect(compiled(db, db.selectFrom('crm.people').select('id'))).toBe(
+      'select "id" from "crm_north"."people"',
+    )
+    expect(compiled(db, db.deleteFrom('sync.inbox').where('id', '=', 1))).toContain(
+      'delete from "sync_north"."inbox"',
     )
     const text = sql`select p.id, 'crm.people' as name, x.crm.y from crm.people p join "history"."crm_people" h
       using (id) join crm_live.people l using (id) join sync.runs r on r.id = ${'crm.people'}
       where crmx.a = 1 and ${sql.table('reservations.contacts')}.id = 2`
     const out = text.compile(db)
-    expect(out.sql).toBe(`select p.id, 'crm.people' as name, x.crm.y from crm_north.people p join "history_north"."crm_people" h
+    expect(
+      out.sql,
+    ).toBe(`select p.id, 'crm.people' as name, x.crm.y from crm_north.people p join "history_north"."crm_people" h
       using (id) join crm_north_live.people l using (id) join sync_north.runs r on r.id = $1
       where crmx.a = 1 and "reservations_north"."contacts".id = 2`)
     expect(out.parameters).toEqual(['crm.people'])
-    const relations = sql`select ${'crm.tags'}::regclass, to_regclass(${'sync.inbox'}), ${'crm.tags'}`.compile(db)
+    const relations =
+      sql`select ${'crm.tags'}::regclass, to_regclass(${'sync.inbox'}), ${'crm.tags'}`.compile(db)
     expect(relations.parameters).toEqual(['crm_north.tags', 'sync_north.inbox', 'crm.tags'])
-    expect(compiled(db, sql.raw('create table crm.tags (id int)'))).toBe('create table crm_north.tags (id int)')
-    expect(compiled(db, sql.raw('create schema if not exists sync; comment on schema "history" is \'x\''))).toBe(
-      'create schema if not exists sync_north; comment on schema "history_north" is \'x\'',
+    expect(compiled(db, sql.raw('create table crm.tags (id int)'))).toBe(
+      'create table crm_north.tags (id int)',
     )
+    expect(
+      compiled(db, sql.raw('create schema if not exists sync; comment on schema "history" is \'x\'')),
+    ).toBe('create schema if not exists sync_north; comment on schema "history_north" is \'x\'')
     expect(compiled(db, sql.raw('drop schema crm_live cascade; create schema crmx'))).toBe(
       'drop schema crm_north_live cascade; create schema crmx',
     )
   })
 
   it('leaves the statements of the code’s own schemas as written', () => {
-    const db = database.db as Kysely<any>
+    const db = database.db
     expect(forAccount(db, accountSchemas(null))).toBe(db)
     expect(compiled(db, db.selectFrom('crm.people').select('id'))).toBe('select "id" from "crm"."people"')
   })
 
   it('knows the schemas of a connection and of its transactions', async () => {
-    const db = forAccount(database.db as Kysely<any>, north)
+    const db = forAccount(database.db, north)
     expect(schemasOf(db).crm).toBe('crm_north')
     expect(schemasOf(database.db).crm).toBe('crm')
     await db.transaction().execute(async (trx) => {
@@ -67,7 +75,7 @@ interface CatalogRow {
 }
 
 /** Every object of the account's schemas, with the account's names read back as the code's. */
-async function objectsOf(db: Kysely<any>, account: string | null): Promise<string[]> {
+async function objectsOf(db: Db, account: string | null): Promise<string[]> {
   const schemas = Object.values(accountSchemas(account))
   const { rows } = await sql<CatalogRow>`
     select 'relation' as kind, n.nspname as schema, c.relname as name, c.relkind::text as detail
@@ -112,7 +120,7 @@ describe('migrations of an account', () => {
   it('make the objects of the code’s schemas under the account’s names, and touch no other', async () => {
     const before = await objectsOf(database.db, null)
     expect(before.length).toBeGreaterThan(500)
-    const db = forAccount(database.db as Kysely<any>, north)
+    const db = forAccount(database.db, north)
     const applied = await migrateToLatest(db, { publication: null })
     expect(applied.length).toBeGreaterThan(20)
     expect(await objectsOf(database.db, 'north')).toEqual(before)
