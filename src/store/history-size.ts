@@ -33,9 +33,9 @@ async function versionsOf<DB>(db: Kysely<DB>, table: VersionsTable): Promise<num
   if (table.tuples > 0 && table.pages > 0) return (table.tuples / table.pages) * table.pagesNow
   // SYSTEM picks each page with this chance; at 100 every page, an exact count.
   const percent = Math.min(100, (100 * SAMPLE_PAGES) / table.pagesNow)
+  const versions = sql.id(relationOf(db, HISTORY_SCHEMA), table.name)
   const { rows } = await sql<{ counted: number }>`
-    select count(*)::float8 as counted
-    from ${sql.id(relationOf(db, HISTORY_SCHEMA), table.name)} tablesample system (${percent}::float4)`.execute(db)
+    select count(*)::float8 as counted from ${versions} tablesample system (${percent}::float4)`.execute(db)
   return ((rows[0]?.counted ?? 0) * 100) / percent
 }
 
