@@ -83,6 +83,13 @@ export function configSecrets(config: {
   webhookSecretPrevious?: string | null
   adminToken: string | null
   databaseUrl: string | null
+  /** Every account's keys and secrets (ACCOUNTS_FILE), whichever account the configuration is of. */
+  accounts?: readonly {
+    crm: { apiKey: string }
+    reservation: { apiKey: string } | null
+    webhookSecret: string | null
+    webhookSecretPrevious: string | null
+  }[]
 }): string[] {
   const secrets = [
     config.crm.apiKey,
@@ -90,6 +97,12 @@ export function configSecrets(config: {
     config.webhookSecret,
     config.webhookSecretPrevious,
     config.adminToken,
+    ...(config.accounts ?? []).flatMap((account) => [
+      account.crm.apiKey,
+      account.reservation?.apiKey,
+      account.webhookSecret,
+      account.webhookSecretPrevious,
+    ]),
   ]
   if (config.databaseUrl && URL.canParse(config.databaseUrl)) {
     const { password } = new URL(config.databaseUrl)

@@ -1,25 +1,20 @@
 // Composition root of `crm-sync start` (and `npm start`): configuration, database, migrations, job
 // queue, HTTP (receiver, admin API, metrics), hook registration, workers and schedules. Everything is
 // built here once and passed down. The CLI (cli/start.ts) imports it; it imports nothing of the CLI.
-import { createUpstreamClients, createUpstreamMetrics } from './api-client/index.ts'
+import { type AccountParts, createAccount } from './account.ts'
+import { accountConfigs } from './config/account-config.ts'
 import type { Config } from './config/index.ts'
 import { openDatabase } from './database/runtime.ts'
-import { type HookKeeper, type HookStatus, keepHooksRegistered } from './hooks/keeper.ts'
-import { createAdminApi } from './http/admin.ts'
+import { adminByAccount, combinedMetrics } from './http/accounts.ts'
 import { createHttpApp } from './http/app.ts'
 import { createMetricsRoute } from './http/metrics.ts'
-import { createStatusPage } from './http/page/routes.ts'
 import { closeServer, listen } from './http/server.ts'
 import type { Logger } from './log.ts'
-import { createMetrics } from './metrics/index.ts'
-import { createReceiver } from './receiver/app.ts'
-import { createReceiverCounters } from './receiver/counters.ts'
 import { DELIVERY_BUDGET_MS } from './receiver/inbox-writer.ts'
-import { collectStatus } from './status/engine-status.ts'
+import { forAccount } from './store/account-schemas.ts'
 import { migrateToLatest, migrationFileCount } from './store/migrate.ts'
-import { type JobQueue, sendDeliveryReplay, startJobQueue } from './sync/job-queue.ts'
-import { runDeps, sweepEnqueuer } from './sync/runs.ts'
-import { startWorkers, type Workers } from './sync/workers.ts'
+import { maintainPublication } from './store/publication.ts'
+import { type JobQueue, startJobQueue } from './sync/job-queue.ts'
 
 /** 'deadline': the stop had to cut connections or leave work unfinished to end in time. */
 export type StopOutcome = 'stopped' | 'deadline'
@@ -65,83 +60,51 @@ async function endsBy(work: Promise<unknown>, until: number, logger: Logger, wha
 export async function start(config: Config, logger: Logger): Promise<Running> {
   const database = await openDatabase(config, logger)
   let jobs: JobQueue | undefined
-  let hooks: HookKeeper | undefined
-  let workers: Workers | undefined
+  let accounts: AccountParts[] = []
   try {
-    const applied = await migrateToLatest(database.db, { logger, publication: config.mirrorPublication })
-    logger.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date')
-    const queue = await startJobQueue(database.url, logger)
-    jobs = queue
-    const upstreamMetrics = createUpstreamMetrics()
-    const clients = createUpstreamClients(config, { db: database.db, logger, metrics: upstreamMetrics })
-    const receiverCounters = createReceiverCounters()
-    const metrics = createMetrics({
-      db: database.db,
-      boss: queue,
-      config,
-      logger,
-      receiverCounters,
-      upstream: upstreamMetrics,
-    })
-
-    const receiver = config.webhookSecret
-      ? createReceiver({
-          db: database.db,
-          onAccepted: () => workers?.wakeDeliveries(),
-          secret: config.webhookSecret,
-          previousSecret: config.webhookSecretPrevious,
-          logger,
-          counters: receiverCounters,
-        })
-      : null
-    if (!receiver) logger.warn('WEBHOOK_SECRET is not set: the webhook receiver is off')
-
-    // What the admin API and the status page share: the same runs, the same status.
-    const operator = {
-      db: database.db,
-      runs: runDeps(config, database.db, sweepEnqueuer(queue)),
-      status: () => collectStatus({ db: database.db, boss: queue, config }),
-      logger,
-    }
-    const admin = config.adminToken ? createAdminApi({ token: config.adminToken, ...operator }) : null
-    if (!admin) logger.info('ADMIN_TOKEN is not set: the admin API is off')
-
-    if (config.publicUrl && config.webhookSecret) {
-      hooks = keepHooksRegistered(
-        database.db,
-        clients.crm,
-        {
-          publicUrl: config.publicUrl,
-          secret: config.webhookSecret,
-          objectType: config.hookObjectType,
-          resources: config.resources,
-        },
-        logger,
-        {
-          checks: { boss: queue, intervalSeconds: config.hooksCheckIntervalSeconds },
-          observer: metrics,
-        },
+    const configs = accountConfigs(config)
+    for (const account of configs) {
+      const applied = await migrateToLatest(forAccount(database.db, account.account.schemas), { logger })
+      logger.info(
+        { applied, ...(account.account.name ? { account: account.account.name } : {}) },
+        applied.length ? 'migrations applied' : 'schema up to date',
       )
     }
-    const hookStatus = (): HookStatus => hooks?.status() ?? { state: 'off', reason: 'PUBLIC_URL is not set' }
-    const page = config.adminToken
-      ? createStatusPage({
-          token: config.adminToken,
-          ...operator,
-          hooks: hookStatus,
-          refusedKeys: () =>
-            new Map(
-              [...upstreamMetrics.authFailures].map(([service, failure]) => [service, failure.message]),
-            ),
-          intervalSeconds: config.incrementalSyncIntervalSeconds,
-          publicUrl: config.publicUrl,
-          databaseUrl: database.url,
-          sendReplay: (trx, replayId) => sendDeliveryReplay(queue, trx, replayId),
-        })
-      : null
+    if (config.mirrorPublication)
+      await maintainPublication(
+        database.db,
+        config.mirrorPublication,
+        logger,
+        configs.map((account) => account.account.schemas),
+      )
+    const queue = await startJobQueue(
+      database.url,
+      logger,
+      configs.map((account) => account.account.name),
+    )
+    jobs = queue
+    const several = configs.length > 1
+    accounts = configs.map((account, index) =>
+      createAccount(account, {
+        db: database.db,
+        boss: queue,
+        databaseUrl: database.url,
+        logger,
+        processMetrics: !several && index === 0,
+      }),
+    )
+    if (several && config.adminToken)
+      logger.info(
+        'the status page is off with several accounts: crm-sync status --account and the admin API show each',
+      )
+    if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API is off')
 
+    const [first] = accounts as [AccountParts]
+    const metrics = several ? combinedMetrics(accounts.map((account) => account.metrics)) : first.metrics
+    const admin = several ? adminByAccount(accounts) : first.admin
     const app = createHttpApp({
       db: database.db,
+      migrated: accounts.map((account) => account.db),
       expectedMigrations: await migrationFileCount(),
       readiness: {
         jobs: async () => {
@@ -149,41 +112,36 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
         },
         // An upstream that refuses the key: nothing will sync until the key is fixed.
         upstream_keys: async () => {
-          const refused = [...upstreamMetrics.authFailures].map(
-            ([upstream, failure]) =>
-              `${upstream} refused the API key at ${failure.at.toISOString()}: ${failure.message}`,
-          )
+          const refused = accounts.flatMap((account) => account.refusedKeys())
           if (refused.length > 0) throw new Error(refused.join('; '))
         },
       },
-      reports: { hooks: hookStatus },
+      reports: {
+        hooks: several
+          ? () => Object.fromEntries(accounts.map((account) => [account.name, account.hookStatus()]))
+          : first.hookStatus,
+      },
       adminToken: config.adminToken,
       logger,
       routes: [
-        receiver,
+        ...accounts.map((account) => account.receiver),
         admin,
-        page?.routes ?? null,
+        first.page?.routes ?? null,
         createMetricsRoute(metrics, { token: config.metricsRequireToken ? config.adminToken : null }),
       ].filter((route) => route !== null),
     })
-    workers = await startWorkers({
-      db: database.db,
-      boss: queue,
-      clients,
-      config,
-      logger,
-      metrics: upstreamMetrics,
-      observer: metrics,
-    })
+    const workers = await Promise.all(accounts.map((account) => account.startWorkers()))
     const server = await listen(app, { port: config.port, host: config.host })
     // The polls last: a start that cannot listen fails before they send a request.
-    workers.startPolls()
+    for (const started of workers) started.startPolls()
     const address = server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     logger.info(
       { port, host: typeof address === 'object' && address ? address.address : config.host },
       'listening',
     )
+    const stopWorkers = () => Promise.all(workers.map((started) => started.stop()))
+    const page = first.page
 
     let stopping: Promise<StopOutcome> | undefined
     return {
@@ -191,7 +149,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       stop({ deadline = Date.now() + DEFAULT_SHUTDOWN_MS } = {}) {
         stopping ??= (async () => {
           const workUntil = deadline - Math.min(CLOSE_RESERVE_MS, (deadline - Date.now()) / 4)
-          hooks?.stop()
+          for (const account of accounts) account.stopHooks()
           // HTTP, the delivery workers and the job queue stop side by side, none waiting for another:
           // a client that never finishes its request must not hold back the rest. Deliveries
           // acknowledged meanwhile stay in the inbox for the next start or another replica.
@@ -208,7 +166,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
           const jobs = queue.stop({ graceful: true, close: false, timeout: graceMs })
           const [httpInTime, deliveriesInTime, jobsInTime] = await Promise.all([
             http,
-            endsBy(workers?.stop() ?? Promise.resolve(), workUntil, logger, 'the delivery workers'),
+            endsBy(stopWorkers(), workUntil, logger, 'the delivery workers'),
             endsBy(jobs, workUntil, logger, 'the job queue'),
           ])
           const unfinished = Object.entries({
@@ -238,8 +196,8 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       },
     }
   } catch (error) {
-    hooks?.stop()
-    await workers?.stop()
+    for (const account of accounts) account.stopHooks()
+    await Promise.all(accounts.map((account) => account.workers?.stop()))
     await jobs?.stop({ graceful: false }).catch(() => {})
     await database.close().catch(() => {})
     throw error

@@ -9,6 +9,7 @@ import pg from 'pg'
 import type { Config } from '../config/index.ts'
 import { type OpenDatabase, openDatabase, probeDatabase } from '../database/runtime.ts'
 import type { Logger } from '../log.ts'
+import { forAccount } from '../store/account-schemas.ts'
 import { createDb, createPool } from '../store/database.ts'
 
 // The database the embedded server creates for crm-sync (src/database/embedded-postgres.ts).
@@ -46,7 +47,13 @@ async function runningEmbeddedUrl(dataDir: string): Promise<string | null> {
   }
 }
 
+/** The database of the command's account (`--account`): every statement in that account's schemas. */
 export async function openCommandDatabase(config: Config, logger: Logger): Promise<OpenDatabase> {
+  const database = await openAnyDatabase(config, logger)
+  return { ...database, db: forAccount(database.db, config.account.schemas) }
+}
+
+async function openAnyDatabase(config: Config, logger: Logger): Promise<OpenDatabase> {
   const url = config.databaseUrl ? null : await runningEmbeddedUrl(config.dataDir)
   if (!url) return openDatabase(config, logger)
   logger.info({ dataDir: config.dataDir }, 'joining the embedded PostgreSQL of a running crm-sync')

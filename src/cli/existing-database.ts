@@ -47,7 +47,7 @@ export async function openExistingDatabase(
   const database = await openCommandDatabase(config, logger)
   try {
     const { rows } = await sql<{ present: boolean }>`
-      select to_regclass('sync.kysely_migration') is not null as present`.execute(database.db)
+      select to_regclass(${'sync.kysely_migration'}) is not null as present`.execute(database.db)
     if (!rows[0]?.present) {
       if (options.schema === 'optional') return { ...database, migrated: false }
       throw new NoSchemaError(

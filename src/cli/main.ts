@@ -1,6 +1,7 @@
 // The `crm-sync` command line: finds the command, parses its options, then the configuration (once),
 // and runs it. Exit codes: 0 done, 1 failed, 2 invalid configuration or usage, 130 interrupted.
 import { parseArgs } from 'node:util'
+import { selectAccount } from '../config/account-config.ts'
 import { type Config, ConfigError, loadConfig, REMOVED_VARIABLES } from '../config/index.ts'
 import { configSecrets, secretScrubber } from '../log.ts'
 import { checkCommand } from './check.ts'
@@ -37,7 +38,9 @@ ${[...commands.map((c) => [c.name, c.summary]), ['sandbox', SANDBOX_SUMMARY]]
   .map(([name, summary]) => `  ${name?.padEnd(9)}  ${summary}`)
   .join('\n')}
 
-Every command takes --help. status, resync, runs, cancel and hooks take --json for scripts;
+Every command takes --help. With several accounts (ACCOUNTS_FILE), --account <name> names the one a
+command works on; start, and migrate without it, work on every account. status, resync, runs,
+cancel and hooks take --json for scripts;
 --verbose shows the logs of one-shot commands at LOG_LEVEL (otherwise only warnings and errors, on
 stderr). Each command first says on stderr which database and upstream accounts it uses.
 
@@ -46,6 +49,7 @@ Configuration comes from the environment and a .env file in the working director
 const COMMON_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   verbose: { type: 'boolean' },
+  account: { type: 'string' },
 } as const
 
 function parseCommandLine(command: Command, args: string[]) {
@@ -96,9 +100,15 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (command === schemaCommand) return runSchema(parsed) // needs no configuration
 
+  const account = parsed.values.account as string | undefined
+  if (command === startCommand && account !== undefined)
+    return usageFailure('start runs every account: --account is for the other commands', command.usage)
   let config: Config
   try {
     config = loadConfig()
+    // start, and migrate without --account, work on every account; the others on the one named.
+    const every = command === startCommand || (command === migrateCommand && account === undefined)
+    if (!every) config = selectAccount(config, account)
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`crm-sync: ${error.message}`)

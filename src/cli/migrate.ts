@@ -1,5 +1,8 @@
 // `crm-sync migrate`: applies pending migrations and exits; any error exits 1.
+import { accountConfigs } from '../config/account-config.ts'
+import { DEFAULT_SCHEMAS, forAccount } from '../store/account-schemas.ts'
 import { migrateToLatest } from '../store/migrate.ts'
+import { maintainPublication } from '../store/publication.ts'
 import { type Command, EXIT } from './command.ts'
 import { openCommandDatabase } from './database.ts'
 
@@ -9,16 +12,29 @@ export const migrateCommand: Command = {
   usage: `Usage: crm-sync migrate
 
 Applies pending migrations in one transaction under an advisory lock (replicas may start together).
-\`crm-sync start\` does the same at every start; this is for a release step that runs before it.`,
+\`crm-sync start\` does the same at every start; this is for a release step that runs before it.
+With several accounts (ACCOUNTS_FILE), every account's schemas, or those of --account <name>.`,
   options: {},
-  async run({ config, logger }) {
+  async run({ config, logger, values }) {
     const database = await openCommandDatabase(config, logger)
     try {
-      const applied = await migrateToLatest(database.db, { logger, publication: config.mirrorPublication })
-      console.log(
-        applied.length
-          ? `applied ${applied.length} migration(s): ${applied.join(', ')}`
-          : 'schema up to date',
+      // Without --account, every account: the configuration is the deployment's, not one account's.
+      const accounts = values.account === undefined ? accountConfigs(config) : [config]
+      for (const account of accounts) {
+        const db = forAccount(database.db, account.account.schemas)
+        const applied = await migrateToLatest(db, { logger })
+        const name = account.account.name === null ? '' : `${account.account.name}: `
+        console.log(
+          applied.length
+            ? `${name}applied ${applied.length} migration(s): ${applied.join(', ')}`
+            : `${name}schema up to date`,
+        )
+      }
+      await maintainPublication(
+        forAccount(database.db, DEFAULT_SCHEMAS),
+        config.mirrorPublication,
+        logger,
+        accounts.map((account) => account.account.schemas),
       )
       return EXIT.ok
     } finally {

@@ -4,12 +4,20 @@
 // `cancel` may have to send a sweep's job: it installs what start would only when that is missing.
 import { PgBoss } from 'pg-boss'
 import type { Logger } from '../log.ts'
+import { accountQueue } from '../sync/account-queue.ts'
 import { JOB_SCHEMA, type JobQueue, QUEUES, startJobQueue } from '../sync/job-queue.ts'
 
 export type QuietQueue = { status: 'open'; boss: JobQueue } | { status: 'missing'; reason: string }
 
-/** The job queue, or why there is none: pg-boss not installed yet, or at another schema version. */
-export async function openQuietQueue(connectionString: string, logger: Logger): Promise<QuietQueue> {
+/**
+ * The job queue as `account` sees it (null: the one account without ACCOUNTS_FILE), or why there is
+ * none: pg-boss not installed yet, or at another schema version.
+ */
+export async function openQuietQueue(
+  connectionString: string,
+  logger: Logger,
+  account: string | null = null,
+): Promise<QuietQueue> {
   const boss = new PgBoss({
     connectionString,
     schema: JOB_SCHEMA,
@@ -23,7 +31,7 @@ export async function openQuietQueue(connectionString: string, logger: Logger): 
   boss.on('error', (error) => logger.warn({ err: error }, 'job queue error'))
   try {
     await boss.start()
-    return { status: 'open', boss }
+    return { status: 'open', boss: accountQueue(boss, account) }
   } catch (error) {
     await boss.stop({ graceful: false }).catch(() => {})
     const message = error instanceof Error ? error.message : String(error)
@@ -42,8 +50,12 @@ export async function openQuietQueue(connectionString: string, logger: Logger): 
 }
 
 /** The job queue to send sweep jobs to: quiet when the sweep queue is there, else set up as start does. */
-export async function openSendingQueue(connectionString: string, logger: Logger): Promise<JobQueue> {
-  const queue = await openQuietQueue(connectionString, logger)
+export async function openSendingQueue(
+  connectionString: string,
+  logger: Logger,
+  account: string | null = null,
+): Promise<JobQueue> {
+  const queue = await openQuietQueue(connectionString, logger, account)
   if (queue.status === 'open') {
     // Every queue a command sends to: a database an older version set up lacks the newer ones.
     const sends = [QUEUES.sweep.name, QUEUES.runReport.name]
@@ -51,5 +63,5 @@ export async function openSendingQueue(connectionString: string, logger: Logger)
     if (found.every(Boolean)) return queue.boss
     await queue.boss.stop({ graceful: false })
   }
-  return startJobQueue(connectionString, logger)
+  return accountQueue(await startJobQueue(connectionString, logger, [account]), account)
 }

@@ -5,6 +5,7 @@ import { resourceNames } from '../resources/index.ts'
 import type { Db } from '../store/database.ts'
 import { migrateToLatest } from '../store/migrate.ts'
 import type { RunMode } from '../store/schema.ts'
+import { accountQueue } from '../sync/account-queue.ts'
 import { type JobQueue, startJobQueue } from '../sync/job-queue.ts'
 import { RunRequestError, runDeps, type StartRunResult, startRun, sweepEnqueuer } from '../sync/runs.ts'
 import { type Command, type CommandContext, EXIT, stringList, UsageError } from './command.ts'
@@ -72,7 +73,10 @@ async function resync(context: CommandContext): Promise<number> {
     session = {
       ...context,
       db: database.db,
-      boss: await startJobQueue(database.url, logger),
+      boss: accountQueue(
+        await startJobQueue(database.url, logger, [config.account.name]),
+        config.account.name,
+      ),
     }
     return await startAndFollow(session)
   } finally {

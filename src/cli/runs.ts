@@ -99,12 +99,12 @@ async function runs(context: CommandContext): Promise<number> {
 }
 
 async function cancel(context: CommandContext): Promise<number> {
-  const { positionals, json, logger } = context
+  const { positionals, json, logger, config } = context
   if (positionals.length !== 1) throw new UsageError('name one run id: crm-sync cancel <run id>')
   const runId = wholeNumber('the run id', positionals[0]) as number
   return withExistingDatabase(context, 'cancel', async ({ db, url }) => {
     // The job queue sends the job of the sweep that waited for a resource this run held.
-    const boss = await openSendingQueue(url, logger)
+    const boss = await openSendingQueue(url, logger, config.account.name)
     try {
       const relay = relayRunEnd(boss)
       const result = await cancelRun({ db, enqueue: sweepEnqueuer(boss), relay }, runId, 'cli')

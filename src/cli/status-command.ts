@@ -73,7 +73,7 @@ async function status(context: CommandContext): Promise<number> {
   const { config, logger, verbose, values, positionals, json } = context
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
   return withExistingDatabase(context, 'status', async (database) => {
-    const queue = await openQuietQueue(database.url, logger)
+    const queue = await openQuietQueue(database.url, logger, config.account.name)
     if (queue.status === 'missing') console.error(`note: ${queue.reason}`)
     const boss = queueCounts(queue.status === 'open' ? queue.boss : null)
     try {

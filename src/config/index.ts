@@ -5,6 +5,7 @@ import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { z } from 'zod'
 import { HOOK_OBJECT_TYPES } from '../resources/index.ts'
+import { type AccountSettings, fileAccounts, singleAccount } from './accounts.ts'
 import { REMOVED_VARIABLES, TUNING } from './fixed.ts'
 import { selectResources } from './resources.ts'
 
@@ -64,9 +65,12 @@ const cron = z
   )
 
 const environment = z.object({
-  CRM_BASE_URL: httpUrl,
+  // Several accounts, each with the settings of CRM_*, RESERVATION_* and WEBHOOK_SECRET* (accounts.ts).
+  ACCOUNTS_FILE: z.string().optional(),
+  // Required without ACCOUNTS_FILE (fileAccounts).
+  CRM_BASE_URL: httpUrl.optional(),
   // Shorter keys are not plausible, and could not be told apart from ordinary text in error messages.
-  CRM_API_KEY: secret(8),
+  CRM_API_KEY: secret(8).optional(),
   RESERVATION_BASE_URL: httpUrl.optional(),
   RESERVATION_API_KEY: secret(8).optional(),
   DATABASE_URL: postgresUrl.optional(),
@@ -152,7 +156,7 @@ function crossProblems(env: Record<string, string>): string[] {
       `${missing} is required when the other RESERVATION_* variable is set (set both, or neither to turn reservation sync off)`,
     )
   }
-  if (env.PUBLIC_URL && !env.WEBHOOK_SECRET)
+  if (env.PUBLIC_URL && !env.WEBHOOK_SECRET && !env.ACCOUNTS_FILE)
     problems.push('WEBHOOK_SECRET is required when PUBLIC_URL is set')
   if (env.WEBHOOK_SECRET_PREVIOUS && !env.WEBHOOK_SECRET)
     problems.push('WEBHOOK_SECRET is required when WEBHOOK_SECRET_PREVIOUS is set')
@@ -160,34 +164,38 @@ function crossProblems(env: Record<string, string>): string[] {
     problems.push('WEBHOOK_SECRET_PREVIOUS must differ from WEBHOOK_SECRET')
   if (env.METRICS_REQUIRE_TOKEN === 'true' && !env.ADMIN_TOKEN)
     problems.push('ADMIN_TOKEN is required when METRICS_REQUIRE_TOKEN is true')
-  problems.push(...selectResources(env).problems)
   return problems
 }
 
 export type Config = ReturnType<typeof toConfig> & {
+  /** ACCOUNTS_FILE's accounts, or the one account (name null) of CRM_*, RESERVATION_* and WEBHOOK_SECRET*. */
+  accounts: AccountSettings[]
   /** Variables set that are no longer read (REMOVED_VARIABLES): the start warns of each. */
   removed: readonly string[]
 }
 
-function toConfig(env: z.output<typeof environment>) {
+/** The settings of the deployment, with `primary`'s (the first account's) upstreams and secrets. */
+function toConfig(env: z.output<typeof environment>, primary: AccountSettings, reservation: boolean) {
   return {
-    crm: { baseUrl: env.CRM_BASE_URL, apiKey: env.CRM_API_KEY },
-    reservation:
-      env.RESERVATION_BASE_URL && env.RESERVATION_API_KEY
-        ? { baseUrl: env.RESERVATION_BASE_URL, apiKey: env.RESERVATION_API_KEY }
-        : null,
+    /** The account this configuration is of (./account-config.ts gives the others'). */
+    account: { name: primary.name, schemas: primary.schemas },
+    crm: { baseUrl: primary.crm.baseUrl, apiKey: primary.crm.apiKey },
+    reservation: primary.reservation
+      ? { baseUrl: primary.reservation.baseUrl, apiKey: primary.reservation.apiKey }
+      : null,
     databaseUrl: env.DATABASE_URL ?? null,
     publicUrl: env.PUBLIC_URL ?? null,
-    webhookSecret: env.WEBHOOK_SECRET ?? null,
-    webhookSecretPrevious: env.WEBHOOK_SECRET_PREVIOUS ?? null,
+    webhookSecret: primary.webhookSecret,
+    webhookSecretPrevious: primary.webhookSecretPrevious,
     adminToken: env.ADMIN_TOKEN ?? null,
     port: env.PORT,
     host: env.HOST ?? null,
     metricsRequireToken: env.METRICS_REQUIRE_TOKEN,
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     hookObjectType: env.HOOK_OBJECT_TYPE,
-    // The resources mirrored (MIRROR_RESOURCES), in the table's order.
-    resources: selectResources(env).names,
+    // The resources mirrored (MIRROR_RESOURCES), in the table's order: of every account (an account
+    // without a reservation service mirrors the CRM's of them).
+    resources: selectResources({ ...env, reservation }).names,
     incrementalSyncIntervalSeconds: env.INCREMENTAL_SYNC_INTERVAL,
     // 0: the activity feed is off.
     activityPollSeconds: env.ACTIVITY_POLL_SECONDS,
@@ -213,18 +221,20 @@ function toConfig(env: z.output<typeof environment>) {
       runsDays: env.RUNS_RETENTION_DAYS || null,
       historyDays: env.HISTORY_RETENTION_DAYS || null,
     },
+    // CRM_RATE_LIMIT and RESERVATION_RATE_LIMIT: an account's unless ACCOUNTS_FILE gives its own.
+    defaultRateLimits: { crm: env.CRM_RATE_LIMIT, reservation: env.RESERVATION_RATE_LIMIT },
     upstream: {
       timeoutSeconds: env.UPSTREAM_TIMEOUT_SECONDS,
       maxRetries: env.UPSTREAM_MAX_RETRIES,
       maxPages: TUNING.maxPages,
       crm: {
         auth: env.CRM_AUTH,
-        requests: env.CRM_RATE_LIMIT,
+        requests: primary.crm.rateLimit ?? env.CRM_RATE_LIMIT,
         windowSeconds: TUNING.rateWindowSeconds,
         pageSize: TUNING.crmPageSize,
       },
       reservation: {
-        requests: env.RESERVATION_RATE_LIMIT,
+        requests: primary.reservation?.rateLimit ?? env.RESERVATION_RATE_LIMIT,
         windowSeconds: TUNING.rateWindowSeconds,
         pageSize: TUNING.reservationPageSize,
       },
@@ -252,6 +262,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   )
   const result = environment.safeParse(present)
   const problems = crossProblems(present as Record<string, string>)
+  const fromFile = fileAccounts(present as Record<string, string>)
+  problems.push(...fromFile.problems)
+  const reservation = present.ACCOUNTS_FILE
+    ? fromFile.accounts.some((account) => account.reservation !== null)
+    : Boolean(present.RESERVATION_BASE_URL && present.RESERVATION_API_KEY)
+  problems.push(...selectResources({ ...present, reservation }).problems)
   for (const issue of result.error?.issues ?? []) {
     const name = String(issue.path[0] ?? 'environment')
     const message =
@@ -260,7 +276,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   if (!result.success || problems.length > 0) throw new ConfigError([...new Set(problems)].sort())
   const removed = Object.keys(present).filter((name) => Object.hasOwn(REMOVED_VARIABLES, name))
-  return { ...toConfig(result.data as z.output<typeof environment>), removed }
+  const data = result.data as z.output<typeof environment>
+  const accounts = data.ACCOUNTS_FILE ? fromFile.accounts : singleAccount(data)
+  const [primary] = accounts
+  if (!primary) throw new ConfigError(['ACCOUNTS_FILE names no account'])
+  return { ...toConfig(data, primary, reservation), accounts, removed }
 }
 
 /** `process.env` over the variables of `.env` in the working directory, if that file exists. */

@@ -14,17 +14,19 @@ function resourcesNamed(item: string) {
  * The resources MIRROR_RESOURCES selects, in the table's order (every resource of the services
  * configured when unset), and what is wrong with it.
  */
-export function selectResources(env: {
-  RESERVATION_BASE_URL?: string
-  RESERVATION_API_KEY?: string
-  MIRROR_RESOURCES?: string
+export function selectResources({
+  MIRROR_RESOURCES,
+  reservation,
+}: {
+  MIRROR_RESOURCES?: string | undefined
+  /** Whether a reservation service is configured (of any account). */
+  reservation: boolean
 }) {
-  const reservation = Boolean(env.RESERVATION_BASE_URL && env.RESERVATION_API_KEY)
   const configured = resources.filter((resource) => resource.service === 'crm' || reservation)
-  if (env.MIRROR_RESOURCES === undefined) return { names: configured.map((r) => r.name), problems: [] }
+  if (MIRROR_RESOURCES === undefined) return { names: configured.map((r) => r.name), problems: [] }
   const problems: string[] = []
   const chosen = new Set<ResourceName>()
-  const items = env.MIRROR_RESOURCES.split(',').map((item) => item.trim())
+  const items = MIRROR_RESOURCES.split(',').map((item) => item.trim())
   for (const item of items) {
     const named = resourcesNamed(item)
     if (named.length === 0) {
@@ -33,7 +35,7 @@ export function selectResources(env: {
       )
     } else if (named.some((resource) => resource.service === 'reservation') && !reservation) {
       problems.push(
-        `MIRROR_RESOURCES names ${item}, but RESERVATION_BASE_URL and RESERVATION_API_KEY are not set`,
+        `MIRROR_RESOURCES names ${item}, but no reservation service is configured (RESERVATION_BASE_URL and RESERVATION_API_KEY, or an account's reservation in ACCOUNTS_FILE)`,
       )
     }
     for (const resource of named) chosen.add(resource.name)

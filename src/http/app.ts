@@ -3,6 +3,7 @@ import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { sql } from 'kysely'
 import type { Logger } from '../log.ts'
+import { relationOf } from '../store/account-schemas.ts'
 import type { Db } from '../store/database.ts'
 import { appliedMigrationCount } from '../store/migrate.ts'
 import { isTransientDatabaseError } from '../sync/sweep/sweep-resource.ts'
@@ -12,6 +13,8 @@ export interface HttpDependencies {
   db: Db
   /** Number of migrations this build ships; readiness requires the database to have applied them all. */
   expectedMigrations: number
+  /** The connections of each account, whose schemas must have applied them (default: `db`'s). */
+  migrated?: Db[]
   /** Further readiness checks by name (e.g. the job queue); each throws when not ready. */
   readiness?: Record<string, () => Promise<void>>
   /** States reported by /readyz that do not decide readiness (e.g. whether hooks are registered). */
@@ -40,6 +43,7 @@ async function check(probe: () => Promise<void>): Promise<Check> {
 export function createHttpApp({
   db,
   expectedMigrations,
+  migrated = [db],
   readiness = {},
   reports = {},
   routes = [],
@@ -57,9 +61,13 @@ export function createHttpApp({
     })
     const migrations = database.ok
       ? await check(async () => {
-          const applied = await appliedMigrationCount(db)
-          if (applied < expectedMigrations)
-            throw new Error(`${applied} of ${expectedMigrations} migrations applied`)
+          for (const account of migrated) {
+            const applied = await appliedMigrationCount(account)
+            if (applied < expectedMigrations)
+              throw new Error(
+                `${applied} of ${expectedMigrations} migrations applied${migrated.length > 1 ? ` in ${relationOf(account, 'sync')}` : ''}`,
+              )
+          }
         })
       : ({ ok: false, error: 'database unreachable' } as const)
     const others = Object.fromEntries(

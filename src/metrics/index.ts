@@ -35,11 +35,15 @@ export interface MetricsSources {
   resourceCountsMaxAgeSeconds?: number
   /** Node's process metrics (CPU, memory, event loop, GC) under their usual names; default on. */
   processMetrics?: boolean
+  /** The account of ACCOUNTS_FILE the metrics are of: an `account` label on every one of them. */
+  account?: string | null
 }
 
 export interface Metrics extends Required<SyncObserver>, HookObserver {
   registry: Registry
-  /** Reads the database and the plain counters, then renders the text exposition format. */
+  /** Reads the database and the plain counters into the registry. */
+  collect(): Promise<void>
+  /** Collects, then renders the text exposition format. */
   scrape(): Promise<string>
   contentType: string
 }
@@ -56,6 +60,7 @@ const RUN_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21_600]
 
 export function createMetrics(sources: MetricsSources): Metrics {
   const registry = new Registry()
+  if (sources.account) registry.setDefaultLabels({ account: sources.account })
   if (sources.processMetrics ?? true) collectDefaultMetrics({ register: registry })
   const registers = [registry]
 
@@ -179,6 +184,10 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     hooksReregistered(reason, count) {
       hooksReregistered.inc({ reason }, count)
+    },
+    async collect() {
+      copy()
+      await database.refresh()
     },
     async scrape() {
       copy()

@@ -29,6 +29,8 @@ export interface ReceiverDependencies {
   onAccepted?: () => void
   /** How the inbox writer groups inserts (see inbox-writer.ts). */
   writer?: InboxWriterOptions
+  /** Where the account's deliveries come (`/accounts/north`: `/accounts/north/webhooks/...`); default the root. */
+  basePath?: string
 }
 
 const tooLarge = (c: Context) => c.json({ error: `the body exceeds ${WEBHOOK_BODY_LIMIT} bytes` }, 413)
@@ -41,8 +43,9 @@ export function createReceiver({
   counters,
   onAccepted,
   writer,
+  basePath = '',
 }: ReceiverDependencies): Hono {
-  const app = new Hono()
+  const app = basePath ? new Hono().basePath(basePath) : new Hono()
   const verify = createVerifier(secret, previousSecret)
   const store = createDeliveryStore(db, writer)
   const secrets = [secret, previousSecret ?? '']
@@ -55,7 +58,7 @@ export function createReceiver({
   })
 
   app.all('/webhooks/*', async (c) => {
-    const { presented, route } = parsePath(c.req.path)
+    const { presented, route } = parsePath(c.req.path.slice(basePath.length))
     const verified = verify(presented)
     if (!verified.ok) {
       counters.unauthorized += 1

@@ -138,10 +138,21 @@ export class AccountSchemasPlugin implements KyselyPlugin {
   }
 }
 
-/** The connections of `db` for an account: the same pool, every statement in the account's schemas. */
+/** `crm.people` in `schemas`: `crm_north.people`. */
+export function qualifiedIn(schemas: AccountSchemas, name: string): string {
+  const [schema = '', ...rest] = name.split('.')
+  return Object.hasOwn(schemas, schema) ? [schemas[schema as LogicalSchema], ...rest].join('.') : name
+}
+
+/**
+ * The connections of `db` for an account: the same pool, every statement in the account's schemas.
+ * `db` may be another account's (it carries no plugin but an account's): the account is replaced.
+ */
 export function forAccount<DB>(db: Kysely<DB>, schemas: AccountSchemas): Kysely<DB> {
-  if (schemas === DEFAULT_SCHEMAS) return db
-  return db.withPlugin(new AccountSchemasPlugin(schemas))
+  const current = schemasOf(db)
+  if (current === schemas) return db
+  const base = current === DEFAULT_SCHEMAS ? db : db.withoutPlugins()
+  return schemas === DEFAULT_SCHEMAS ? base : base.withPlugin(new AccountSchemasPlugin(schemas))
 }
 
 /**

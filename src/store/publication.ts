@@ -13,6 +13,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Logger } from '../log.ts'
 import { mirrorTables } from '../resources/dictionary/index.ts'
+import { type AccountSchemas, qualifiedIn, schemasOf } from './account-schemas.ts'
 import { ident } from './dictionary-sql.ts'
 
 /** Transaction advisory lock key of the publication's writes ("publication"). */
@@ -23,6 +24,10 @@ const DUPLICATE_OBJECT = '42710'
 
 /** The tables the publication holds: every mirror table, qualified, in name order. */
 export const publishedTables: readonly string[] = mirrorTables.map((table) => table.name).sort()
+
+/** The mirror tables of every account, as the catalog names them, in name order. */
+const tablesOf = (accounts: readonly AccountSchemas[]) =>
+  accounts.flatMap((schemas) => publishedTables.map((table) => qualifiedIn(schemas, table))).sort()
 
 /**
  * `off`: MIRROR_PUBLICATION is off, nothing is looked at. `current`: the publication holds exactly the
@@ -55,8 +60,7 @@ interface Catalog {
   notOwned: string[]
 }
 
-async function readCatalog<DB>(db: Kysely<DB>, name: string): Promise<Catalog> {
-  const tables = [...publishedTables]
+async function readCatalog<DB>(db: Kysely<DB>, name: string, tables: string[]): Promise<Catalog> {
   // (By name, not to_regclass: that needs USAGE on the schema, which a role that cannot is missing.)
   const { rows } = await sql<Catalog>`
     with mirror as (
@@ -79,8 +83,8 @@ async function readCatalog<DB>(db: Kysely<DB>, name: string): Promise<Catalog> {
   return rows[0] as Catalog
 }
 
-const isCurrent = (catalog: Catalog) =>
-  catalog.exists && !catalog.allTables && catalog.tables.join(',') === publishedTables.join(',')
+const isCurrent = (catalog: Catalog, tables: string[]) =>
+  catalog.exists && !catalog.allTables && catalog.tables.join(',') === tables.join(',')
 
 const some = (names: string[]) =>
   names.length > 3 ? `${names.slice(0, 3).join(', ')} and ${names.length - 3} more` : names.join(', ')
@@ -115,17 +119,14 @@ const walNote = (walLevel: string) =>
 export async function inspectPublication<DB>(
   db: Kysely<DB>,
   name: string | null,
+  accounts: readonly AccountSchemas[] = [schemasOf(db)],
 ): Promise<PublicationStatus> {
   if (name === null) return status('off', null, 'MIRROR_PUBLICATION is off', null)
-  const catalog = await readCatalog(db, name)
+  const tables = tablesOf(accounts)
+  const catalog = await readCatalog(db, name, tables)
   const wal = walNote(catalog.walLevel)
-  if (isCurrent(catalog))
-    return status(
-      'current',
-      name,
-      `publication ${name} of ${publishedTables.length} tables${wal}`,
-      catalog.walLevel,
-    )
+  if (isCurrent(catalog, tables))
+    return status('current', name, `publication ${name} of ${tables.length} tables${wal}`, catalog.walLevel)
   const why = refusal(catalog, name)
   if (why) return status('skipped', name, `publication ${name} not kept: ${why}`, catalog.walLevel)
   const todo = catalog.exists ? 'its tables are set' : 'it is created'
@@ -140,18 +141,20 @@ export async function inspectPublication<DB>(
 const codeOf = (error: unknown) => (error as { code?: unknown } | null)?.code
 
 /**
- * Creates the publication `name` of every mirror table, or sets its tables, unless it is current; null
- * leaves everything as it is. Never throws for what the database refuses: it warns (once) and says so.
+ * Creates the publication `name` of every mirror table of `accounts` (by default `db`'s), or sets its
+ * tables, unless it is current; null leaves everything as it is. Never throws for what the database
+ * refuses: it warns (once) and says so.
  */
 export async function maintainPublication<DB>(
   db: Kysely<DB>,
   name: string | null,
   logger?: Logger,
+  accounts: readonly AccountSchemas[] = [schemasOf(db)],
 ): Promise<PublicationStatus> {
   if (name === null) return status('off', null, 'MIRROR_PUBLICATION is off', null)
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writePublication(db, name, logger)
+      return await writePublication(db, name, tablesOf(accounts), logger)
     } catch (error) {
       const code = codeOf(error)
       if (typeof code !== 'string') throw error
@@ -166,13 +169,14 @@ export async function maintainPublication<DB>(
 async function writePublication<DB>(
   db: Kysely<DB>,
   name: string,
+  tables: string[],
   logger?: Logger,
 ): Promise<PublicationStatus> {
-  const outside = await readCatalog(db, name)
+  const outside = await readCatalog(db, name, tables)
   const wal = walNote(outside.walLevel)
   const current = () =>
-    status('current', name, `publication ${name} of ${publishedTables.length} tables${wal}`, outside.walLevel)
-  if (isCurrent(outside)) return current()
+    status('current', name, `publication ${name} of ${tables.length} tables${wal}`, outside.walLevel)
+  if (isCurrent(outside, tables)) return current()
   const why = refusal(outside, name)
   if (why) {
     const detail = `publication ${name} not kept: ${why}; set MIRROR_PUBLICATION=off to stop trying`
@@ -183,16 +187,17 @@ async function writePublication<DB>(
     await sql`select pg_advisory_xact_lock(${PUBLICATION_LOCK})`.execute(trx)
     await sql`select set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx)
     // Another replica may have done it meanwhile.
-    const catalog = await readCatalog(trx, name)
-    if (isCurrent(catalog)) return current()
-    const tables = publishedTables.map((table) => table.split('.').map(ident).join('.')).join(', ')
+    const catalog = await readCatalog(trx, name, tables)
+    if (isCurrent(catalog, tables)) return current()
+    // The names are the catalog's already: the statement is run as it is, on any account's connection.
+    const list = tables.map((table) => table.split('.').map(ident).join('.')).join(', ')
     const statement = catalog.exists
-      ? `alter publication ${ident(name)} set table ${tables}`
-      : `create publication ${ident(name)} for table ${tables}`
+      ? `alter publication ${ident(name)} set table ${list}`
+      : `create publication ${ident(name)} for table ${list}`
     await sql.raw(statement).execute(trx)
     const state = catalog.exists ? 'updated' : 'created'
-    const detail = `publication ${name} ${state}: ${publishedTables.length} tables${wal}`
-    logger?.info({ publication: name, tables: publishedTables.length }, detail)
+    const detail = `publication ${name} ${state}: ${tables.length} tables${wal}`
+    logger?.info({ publication: name, tables: tables.length }, detail)
     return status(state, name, detail, catalog.walLevel)
   })
 }

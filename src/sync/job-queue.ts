@@ -3,6 +3,7 @@ import { CompiledQuery, type Kysely } from 'kysely'
 import { PgBoss, type Queue } from 'pg-boss'
 import type { Logger } from '../log.ts'
 import type { Database } from '../store/schema.ts'
+import { accountQueue } from './account-queue.ts'
 
 export const JOB_SCHEMA = 'pgboss'
 
@@ -133,7 +134,15 @@ export function sweepWorkOptions(perService: number) {
 
 export type JobQueue = PgBoss
 
-export async function startJobQueue(connectionString: string, logger: Logger): Promise<JobQueue> {
+/**
+ * Starts the job queue of the process, with the queues of every account (null: the one account of a
+ * deployment without ACCOUNTS_FILE, whose queues have the plain names; see account-queue.ts).
+ */
+export async function startJobQueue(
+  connectionString: string,
+  logger: Logger,
+  accounts: readonly (string | null)[] = [null],
+): Promise<JobQueue> {
   // LISTEN/NOTIFY wakes workers the moment a delivery or refresh is queued (polling stays the floor).
   const boss = new PgBoss({
     connectionString,
@@ -151,12 +160,15 @@ export async function startJobQueue(connectionString: string, logger: Logger): P
   await boss.start()
   // Policies are set at every start, so that a new version's take effect on queues an older one made
   // (only a queue's policy cannot change).
-  for (const queue of Object.values(QUEUES)) {
-    const { name, ...options } = queue
-    if (!(await boss.getQueue(name))) await boss.createQueue(name, options)
-    else {
-      const { policy: _, ...changeable } = options as typeof options & { policy?: unknown }
-      await boss.updateQueue(name, changeable)
+  for (const account of accounts) {
+    const queues = accountQueue(boss, account)
+    for (const queue of Object.values(QUEUES)) {
+      const { name, ...options } = queue
+      if (!(await queues.getQueue(name))) await queues.createQueue(name, options)
+      else {
+        const { policy: _, ...changeable } = options as typeof options & { policy?: unknown }
+        await queues.updateQueue(name, changeable)
+      }
     }
   }
   return boss

@@ -336,7 +336,7 @@ describe('MIRROR_RESOURCES', () => {
       problemsOf({ ...minimal, MIRROR_RESOURCES: 'crm.people,crm.persons,reservations.bookings' }),
     ).toEqual([
       'MIRROR_RESOURCES names "crm.persons", which is no resource: give qualified names such as crm.people, or crm.* and reservations.*, separated by commas',
-      'MIRROR_RESOURCES names reservations.bookings, but RESERVATION_BASE_URL and RESERVATION_API_KEY are not set',
+      "MIRROR_RESOURCES names reservations.bookings, but no reservation service is configured (RESERVATION_BASE_URL and RESERVATION_API_KEY, or an account's reservation in ACCOUNTS_FILE)",
     ])
     expect(problemsOf({ ...minimal, MIRROR_RESOURCES: ',' })).toHaveLength(1)
   })

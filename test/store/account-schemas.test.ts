@@ -17,6 +17,18 @@ const north = accountSchemas('north')
 const compiled = (db: Db, query: { compile(db: Db): { sql: string } }) => query.compile(db).sql
 
 describe('statements of an account', () => {
+  it('names an account’s schemas after it, and the one account without ACCOUNTS_FILE’s as the code does', () => {
+    expect(north).toEqual({
+      crm: 'crm_north',
+      reservations: 'reservations_north',
+      history: 'history_north',
+      sync: 'sync_north',
+      crm_live: 'crm_north_live',
+      reservations_live: 'reservations_north_live',
+    })
+    expect(Object.entries(accountSchemas(null)).every(([logical, name]) => logical === name)).toBe(true)
+  })
+
   it('renames the schemas of built queries and of sql text, not values or other names', () => {
     const db = forAccount(database.db, north)
     expect(compiled(db, db.selectFrom('crm.people').select('id'))).toBe(
@@ -53,6 +65,15 @@ describe('statements of an account', () => {
     const db = database.db
     expect(forAccount(db, accountSchemas(null))).toBe(db)
     expect(compiled(db, db.selectFrom('crm.people').select('id'))).toBe('select "id" from "crm"."people"')
+  })
+
+  it('gives another account’s connections an account of their own, not both', () => {
+    const south = forAccount(forAccount(database.db, north), accountSchemas('south'))
+    expect(compiled(south, south.selectFrom('crm.people').select('id'))).toBe(
+      'select "id" from "crm_south"."people"',
+    )
+    const none = forAccount(south, accountSchemas(null))
+    expect(compiled(none, none.selectFrom('crm.people').select('id'))).toBe('select "id" from "crm"."people"')
   })
 
   it('knows the schemas of a connection and of its transactions', async () => {
