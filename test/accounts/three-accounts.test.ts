@@ -1,0 +1,166 @@
+// Several accounts in one deployment (ACCOUNTS_FILE, docs/accounts.md), the engine as `npm start`
+// composes it, against three simulated upstreams whose records share ids: each account is mirrored
+// into schemas of its own and converges there; its hooks point at its own path; a change or a deletion
+// in one account reaches its mirror and no other; each account has its runs, its budgets and its
+// queues; `crm-sync status --account south` shows that account's; the code's own schemas stay empty.
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
+import { parseConfig } from '../../src/config/index.ts'
+import { freePort } from '../../src/database/free-port.ts'
+import { createLogger } from '../../src/log.ts'
+import { type Running, start } from '../../src/service.ts'
+import type { Status } from '../../src/status/engine-status.ts'
+import { accountSchemas, forAccount } from '../../src/store/account-schemas.ts'
+import type { Db } from '../../src/store/database.ts'
+import { cli, removeWorkdirs, workdir } from '../cli/run.ts'
+import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { waitFor } from '../support/process.ts'
+import { runEnded } from '../support/runs.ts'
+import { differences } from '../support/truth.ts'
+
+const NAMES = ['north', 'south', 'east'] as const
+type Name = (typeof NAMES)[number]
+
+let database: TestDatabase
+let engine: Running
+let cwd: string
+let env: Record<string, string>
+const sandboxes = {} as Record<Name, Sandbox>
+const dbs = {} as Record<Name, Db>
+
+const accountsFile = (names: readonly Name[]) =>
+  `accounts:\n${names
+    .map(
+      (name) => `  ${name}:
+    crm: { base_url: ${sandboxes[name].crmUrl}, api_key_env: ${name.toUpperCase()}_CRM_KEY, rate_limit: 1000 }
+    reservation: { base_url: ${sandboxes[name].reservationUrl}, api_key_env: ${name.toUpperCase()}_RES_KEY, rate_limit: 1000 }
+    webhook_secret_env: ${name.toUpperCase()}_WEBHOOK_SECRET
+`,
+    )
+    .join('')}`
+
+beforeAll(async () => {
+  // north and south are seeded alike (their records share ids), east otherwise.
+  for (const name of NAMES) {
+    sandboxes[name] = await startSandbox({
+      seed: name === 'east' ? 7 : 1,
+      seedSize: name === 'east' ? 20 : 12,
+      crmApiKey: `${name}-crm-key-0001`,
+      reservationApiKey: `${name}-res-key-0001`,
+      behaviour: { crmRateLimit: null, reservationRateLimit: null },
+    })
+  }
+  database = await createTestDatabase()
+  cwd = await workdir()
+  const file = join(cwd, 'accounts.yaml')
+  await writeFile(file, accountsFile(NAMES))
+  const port = await freePort()
+  env = {
+    ACCOUNTS_FILE: file,
+    DATABASE_URL: database.url,
+    ...Object.fromEntries(
+      NAMES.flatMap((name) => [
+        [`${name.toUpperCase()}_CRM_KEY`, sandboxes[name].crmApiKey],
+        [`${name.toUpperCase()}_RES_KEY`, sandboxes[name].reservationApiKey],
+        [`${name.toUpperCase()}_WEBHOOK_SECRET`, `${name}-webhook-secret-0123456789`],
+      ]),
+    ),
+  }
+  const config = parseConfig({
+    ...env,
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DETAILS_BUDGET_PERCENT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  })
+  engine = await start(config, createLogger({ level: config.logLevel, pretty: false }))
+  for (const name of NAMES) dbs[name] = forAccount(database.db, accountSchemas(name))
+}, 60_000)
+
+afterAll(async () => {
+  await engine?.stop()
+  for (const sandbox of Object.values(sandboxes)) await sandbox.stop()
+  if (database) await dropTestDatabase(database)
+  await removeWorkdirs()
+})
+
+const converged = (name: Name) =>
+  waitFor(
+    async () =>
+      (await differences(dbs[name], sandboxes[name], { reservation: true })).length === 0 ? true : undefined,
+    30_000,
+    `${name} converged`,
+  )
+
+const nameOf = async (db: Db, id: number) =>
+  (
+    await sql<{ name: string | null; deleted: boolean }>`
+      select name, _deleted_at is not null as deleted from crm.people where id = ${id}`.execute(db)
+  ).rows[0]
+
+describe('three accounts in one deployment', () => {
+  it('mirrors each account into its own schemas, with its own runs and hooks', async () => {
+    for (const name of NAMES) {
+      const run = await runEnded(dbs[name], 1, 60_000)
+      expect(run.status, name).toBe('succeeded')
+      await converged(name)
+      const hooks = sandboxes[name].control.crm.hooks()
+      expect(hooks.length, name).toBeGreaterThan(0)
+      for (const hook of hooks) expect(hook.target_url).toContain(`/accounts/${name}/webhooks/crm/`)
+    }
+    // Each account's people, in its own table: as many as its upstream has, ids shared across accounts.
+    const counts = await Promise.all(
+      NAMES.map(async (name) => {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from crm.people`.execute(
+          dbs[name],
+        )
+        return rows[0]?.n
+      }),
+    )
+    expect(counts).toEqual(NAMES.map((name) => sandboxes[name].control.crm.liveIds('people').length))
+    // The code's own schemas hold nothing of any account, and there is no sync.runs of theirs.
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from crm.people`.execute(database.db)
+    expect(rows[0]?.n).toBe(0)
+    const queues = await sql<{ name: string }>`select name from pgboss.queue order by name`.execute(
+      database.db,
+    )
+    for (const name of NAMES) expect(queues.rows.map((row) => row.name)).toContain(`${name}/resource-sweep`)
+  })
+
+  it('takes a change and a deletion to the account they happened in, and to no other', async () => {
+    const shared = sandboxes.north.control.crm
+      .liveIds('people')
+      .find((id) => sandboxes.south.control.crm.liveIds('people').includes(id)) as number
+    expect(shared).toBeDefined()
+    const southBefore = await nameOf(dbs.south, shared)
+    sandboxes.north.control.crm.update('people', shared, { name: 'Changed in north only' })
+    sandboxes.south.control.crm.destroy('people', shared)
+    await waitFor(
+      async () => {
+        const north = await nameOf(dbs.north, shared)
+        const south = await nameOf(dbs.south, shared)
+        return north?.name === 'Changed in north only' && south?.deleted ? true : undefined
+      },
+      20_000,
+      'the change in north and the deletion in south',
+    )
+    expect((await nameOf(dbs.north, shared))?.deleted).toBe(false)
+    expect((await nameOf(dbs.south, shared))?.name).toBe(southBefore?.name)
+    expect((await nameOf(dbs.east, shared))?.name).not.toBe('Changed in north only')
+    for (const name of NAMES) await converged(name)
+  })
+
+  it('shows one account’s status with --account, and asks for one when none is named', async () => {
+    const south = await cli(['status', '--account', 'south', '--json'], env, cwd)
+    expect(south.code, south.stderr).toBe(0)
+    const status = JSON.parse(south.stdout) as Status
+    const people = status.resources.find((resource) => resource.resource === 'crm.people')
+    expect(people?.live_rows).toBe(sandboxes.south.control.crm.liveIds('people').length)
+    const unnamed = await cli(['status', '--json'], env, cwd)
+    expect(unnamed.code).toBe(2)
+    expect(unnamed.stderr).toContain('there are 3 accounts (north, south, east): name one with --account')
+  })
+})
