@@ -4,6 +4,7 @@
 // process's one pool and one job queue; a deployment without ACCOUNTS_FILE has one, with today's names.
 import type { Hono } from 'hono'
 import { createUpstreamClients, createUpstreamMetrics, type UpstreamMetrics } from './api-client/index.ts'
+import { accountPath } from './config/accounts.ts'
 import type { Config } from './config/index.ts'
 import { type HookKeeper, type HookStatus, keepHooksRegistered } from './hooks/keeper.ts'
 import { createAdminApi } from './http/admin.ts'
@@ -49,9 +50,6 @@ export interface AccountDeps {
   /** Node's process metrics, once per process: in the first account's registry. */
   processMetrics: boolean
 }
-
-/** Where the account's webhooks and pages are: `/accounts/north`, or the root for the one account. */
-export const accountPath = (name: string | null): string => (name === null ? '' : `/accounts/${name}`)
 
 export function createAccount(config: Config, deps: AccountDeps): AccountParts {
   const { name } = config.account
@@ -101,12 +99,12 @@ export function createAccount(config: Config, deps: AccountDeps): AccountParts {
   const admin = config.adminToken ? createAdminApi({ token: config.adminToken, ...operator }) : null
 
   let hooks: HookKeeper | undefined
-  if (config.publicUrl && config.webhookSecret) {
+  if (config.hooksUrl && config.webhookSecret) {
     hooks = keepHooksRegistered(
       db,
       clients.crm,
       {
-        publicUrl: `${config.publicUrl}${accountPath(name)}`,
+        publicUrl: config.hooksUrl,
         secret: config.webhookSecret,
         objectType: config.hookObjectType,
         resources: config.resources,

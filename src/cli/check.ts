@@ -178,7 +178,7 @@ async function upstreamChecks(
     lines.push({ check: 'hooks', outcome: 'skip', detail: 'PUBLIC_URL or WEBHOOK_SECRET is not set' })
     return lines
   }
-  lines.push(await hooksLine(() => clients.crm.listHooks(), config.publicUrl))
+  lines.push(await hooksLine(() => clients.crm.listHooks(), config.hooksUrl ?? config.publicUrl))
   lines.push(await publicUrlLine(config.publicUrl))
   return lines
 }

@@ -61,7 +61,7 @@ async function hooks(config: Config, loggers: Loggers, args: string[], json: boo
     })
     if (action === 'register') {
       const result = await registerHooks(database.db, crm, {
-        publicUrl: config.publicUrl as string,
+        publicUrl: config.hooksUrl as string,
         secret: config.webhookSecret as string,
         objectType: config.hookObjectType,
         resources: config.resources,

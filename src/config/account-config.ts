@@ -2,7 +2,7 @@
 // with the account's upstreams, secrets, rate limits, schemas and resources. Everything that works
 // for one account (the clients, the workers, the receiver, the hooks, the status) takes the
 // configuration of that account, as it took the deployment's before there were several.
-import type { AccountSettings } from './accounts.ts'
+import { type AccountSettings, accountPath } from './accounts.ts'
 import { type Config, ConfigError } from './index.ts'
 
 /** `config` as the account `settings` has it. */
@@ -11,6 +11,7 @@ export function accountConfig(config: Config, settings: AccountSettings): Config
   return {
     ...config,
     account: { name: settings.name, schemas: settings.schemas },
+    hooksUrl: config.publicUrl ? `${config.publicUrl}${accountPath(settings.name)}` : null,
     crm: { baseUrl: crm.baseUrl, apiKey: crm.apiKey },
     reservation: reservation ? { baseUrl: reservation.baseUrl, apiKey: reservation.apiKey } : null,
     webhookSecret: settings.webhookSecret,

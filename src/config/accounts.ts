@@ -24,6 +24,9 @@ export interface AccountSettings {
   webhookSecretPrevious: string | null
 }
 
+/** Where an account's webhooks and pages are: `/accounts/north`, or the root for the one account. */
+export const accountPath = (name: string | null): string => (name === null ? '' : `/accounts/${name}`)
+
 // At most 31 characters: the longest schema, reservations_<name>_live, stays far below PostgreSQL's 63.
 export const ACCOUNT_NAME = /^[a-z][a-z0-9_]{0,30}$/
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/

@@ -5,7 +5,7 @@ import { resolve } from 'node:path'
 import { parseEnv } from 'node:util'
 import { z } from 'zod'
 import { HOOK_OBJECT_TYPES } from '../resources/index.ts'
-import { type AccountSettings, fileAccounts, singleAccount } from './accounts.ts'
+import { type AccountSettings, accountPath, fileAccounts, singleAccount } from './accounts.ts'
 import { REMOVED_VARIABLES, TUNING } from './fixed.ts'
 import { selectResources } from './resources.ts'
 
@@ -185,6 +185,8 @@ function toConfig(env: z.output<typeof environment>, primary: AccountSettings, r
       : null,
     databaseUrl: env.DATABASE_URL ?? null,
     publicUrl: env.PUBLIC_URL ?? null,
+    // Where the account's hooks point: PUBLIC_URL, and /accounts/<name> for an account of ACCOUNTS_FILE.
+    hooksUrl: env.PUBLIC_URL ? `${env.PUBLIC_URL}${accountPath(primary.name)}` : null,
     webhookSecret: primary.webhookSecret,
     webhookSecretPrevious: primary.webhookSecretPrevious,
     adminToken: env.ADMIN_TOKEN ?? null,

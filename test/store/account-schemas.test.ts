@@ -9,6 +9,8 @@ import type { Db } from '../../src/store/database.ts'
 import { applyDictionary } from '../../src/store/dictionary.ts'
 import { inspectHistory, maintainHistory } from '../../src/store/history.ts'
 import { migrateToLatest } from '../../src/store/migrate.ts'
+import { withRetentionLock } from '../../src/store/retention.ts'
+import { objectsOf } from '../support/catalog.ts'
 import { useTestDatabase } from '../support/database.ts'
 
 const database = useTestDatabase()
@@ -76,6 +78,15 @@ describe('statements of an account', () => {
     expect(compiled(none, none.selectFrom('crm.people').select('id'))).toBe('select "id" from "crm"."people"')
   })
 
+  it('gives each account’s retention a lock of its own', async () => {
+    const south = forAccount(database.db, accountSchemas('south'))
+    const taken = await withRetentionLock(forAccount(database.db, north), async () => ({
+      south: await withRetentionLock(south, async () => 'south ran'),
+      north: await withRetentionLock(forAccount(database.db, north), async () => 'north ran twice'),
+    }))
+    expect(taken).toEqual({ south: 'south ran', north: null })
+  })
+
   it('knows the schemas of a connection and of its transactions', async () => {
     const db = forAccount(database.db, north)
     expect(schemasOf(db).crm).toBe('crm_north')
@@ -87,55 +98,6 @@ describe('statements of an account', () => {
     expect(relationOf(database.db, 'sync.inbox')).toBe('sync.inbox')
   })
 })
-
-interface CatalogRow {
-  kind: string
-  schema: string
-  name: string
-  detail: string | null
-}
-
-/** Every object of the account's schemas, with the account's names read back as the code's. */
-async function objectsOf(db: Db, account: string | null): Promise<string[]> {
-  const schemas = Object.values(accountSchemas(account))
-  const { rows } = await sql<CatalogRow>`
-    select 'relation' as kind, n.nspname as schema, c.relname as name, c.relkind::text as detail
-    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any(${schemas})
-    union all
-    select 'column', n.nspname, c.relname || '.' || a.attname, format_type(a.atttypid, a.atttypmod) ||
-      coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '') || case when a.attnotnull then ' not null' else '' end
-    from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-    left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
-    where n.nspname = any(${schemas}) and a.attnum > 0 and not a.attisdropped and c.relkind in ('r', 'v', 'p')
-    union all
-    select 'index', n.nspname, c.relname, pg_get_indexdef(c.oid)
-    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any(${schemas}) and c.relkind = 'i'
-    union all
-    select 'view', n.nspname, c.relname, pg_get_viewdef(c.oid)
-    from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any(${schemas}) and c.relkind = 'v'
-    union all
-    select 'function', n.nspname, p.proname, pg_get_functiondef(p.oid)
-    from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = any(${schemas})
-    union all
-    select 'trigger', n.nspname, c.relname || '.' || t.tgname, pg_get_triggerdef(t.oid)
-    from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = any(${schemas}) and not t.tgisinternal
-    union all
-    select 'comment', n.nspname, c.relname || coalesce('.' || a.attname, ''), d.description
-    from pg_description d join pg_class c on c.oid = d.objoid and d.classoid = 'pg_class'::regclass
-    join pg_namespace n on n.oid = c.relnamespace
-    left join pg_attribute a on a.attrelid = c.oid and a.attnum = d.objsubid and d.objsubid > 0
-    where n.nspname = any(${schemas})
-    union all
-    select 'comment', n.nspname, '', obj_description(n.oid, 'pg_namespace') from pg_namespace n
-    where n.nspname = any(${schemas})
-    union all
-    select 'comment', n.nspname, p.proname, obj_description(p.oid, 'pg_proc')
-    from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = any(${schemas})
-  `.execute(db)
-  const logical = (text: string) => (account ? text.replaceAll(`_${account}`, '') : text)
-  return rows.map((row) => logical(`${row.kind} ${row.schema} ${row.name}: ${row.detail}`)).sort()
-}
 
 describe('migrations of an account', () => {
   it('make the objects of the code’s schemas under the account’s names, and touch no other', async () => {
@@ -152,5 +114,46 @@ describe('migrations of an account', () => {
     expect(await maintainHistory(db)).toEqual({ created: [], seeded: 0, statements: 0 })
     expect((await inspectHistory(db)).state).toBe('current')
     expect(await objectsOf(database.db, 'north')).toEqual(before)
+  })
+
+  it('make objects that name no schema but the account’s (what Citus needs to move them as one)', async () => {
+    const north = Object.values(accountSchemas('north'))
+    const { rows } = await sql<{ what: string; text: string }>`
+      select 'view ' || c.relname as what, pg_get_viewdef(c.oid) as text
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any(${north}) and c.relkind = 'v'
+      union all
+      select 'function ' || p.proname, pg_get_functiondef(p.oid)
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = any(${north})
+      union all
+      select 'trigger ' || t.tgname || ' on ' || c.relname, pg_get_triggerdef(t.oid)
+      from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = any(${north}) and not t.tgisinternal
+      union all
+      select 'constraint ' || k.conname, pg_get_constraintdef(k.oid)
+      from pg_constraint k join pg_namespace n on n.oid = k.connamespace where n.nspname = any(${north})
+    `.execute(database.db)
+    expect(rows.length).toBeGreaterThan(100)
+    // Every other schema of the database (the code's own among them), named anywhere in those texts.
+    const { rows: schemas } = await sql<{ name: string }>`
+      select nspname as name from pg_namespace where nspname <> all(${north})`.execute(database.db)
+    const others = schemas.map((row) => row.name)
+    const foreign = rows.flatMap((row) =>
+      others
+        .filter((schema) => new RegExp(`(?<![\\w.'])"?${schema}"?\\.`).test(row.text))
+        .map((schema) => `${row.what}: ${schema}`),
+    )
+    expect(others).toContain('crm')
+    expect(foreign).toEqual([])
+    // And every object that depends on one of the account's relations is the account's.
+    const { rows: outside } = await sql<{ name: string }>`
+      select distinct dn.nspname || '.' || dc.relname as name
+      from pg_depend d
+      join pg_class rc on rc.oid = d.refobjid and d.refclassid = 'pg_class'::regclass
+      join pg_namespace rn on rn.oid = rc.relnamespace
+      join pg_rewrite w on w.oid = d.objid and d.classid = 'pg_rewrite'::regclass
+      join pg_class dc on dc.oid = w.ev_class join pg_namespace dn on dn.oid = dc.relnamespace
+      where rn.nspname = any(${north}) and dn.nspname <> all(${north})
+    `.execute(database.db)
+    expect(outside).toEqual([])
   })
 })
