@@ -39,7 +39,7 @@ ${[...commands.map((c) => [c.name, c.summary]), ['sandbox', SANDBOX_SUMMARY]]
   .join('\n')}
 
 Every command takes --help. With several accounts (ACCOUNTS_FILE), --account <name> names the one a
-command works on; start, and migrate without it, work on every account. status, resync, runs,
+command works on; start, and migrate and status without it, work on every account. status, resync, runs,
 cancel and hooks take --json for scripts;
 --verbose shows the logs of one-shot commands at LOG_LEVEL (otherwise only warnings and errors, on
 stderr). Each command first says on stderr which database and upstream accounts it uses.
@@ -106,8 +106,11 @@ export async function run(argv: string[]): Promise<number> {
   let config: Config
   try {
     config = loadConfig()
-    // start, and migrate without --account, work on every account; the others on the one named.
-    const every = command === startCommand || (command === migrateCommand && account === undefined)
+    // start, and migrate and status without --account, work on every account; the others on the one
+    // named.
+    const every =
+      command === startCommand ||
+      ((command === migrateCommand || command === statusCommand) && account === undefined)
     if (!every) config = selectAccount(config, account)
   } catch (error) {
     if (error instanceof ConfigError) {

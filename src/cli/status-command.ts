@@ -1,10 +1,14 @@
 // `crm-sync status`: what the mirror holds and how fresh it is, per resource; the sweeps under way;
 // the CRM's hooks with their failure counts; the depth of the job queues and the inbox.
 import { createUpstreamClients, createUpstreamMetrics } from '../api-client/index.ts'
+import { accountConfigs } from '../config/account-config.ts'
 import type { Config } from '../config/index.ts'
 import type { Logger } from '../log.ts'
 import { collectStatus } from '../status/engine-status.ts'
+import { type AccountHealth, accountHealth, worseAccountFirst } from '../status/table-health.ts'
+import { forAccount } from '../store/account-schemas.ts'
 import type { Db } from '../store/database.ts'
+import { accountQueue } from '../sync/account-queue.ts'
 import type { JobQueue } from '../sync/job-queue.ts'
 import { type Command, type CommandContext, EXIT, UsageError } from './command.ts'
 import { quieter } from './command-logger.ts'
@@ -20,12 +24,13 @@ const HOOKS_TIMEOUT_MS = 15_000
 export const statusCommand: Command = {
   name: 'status',
   summary: 'what the mirror holds and how fresh it is, sweeps under way, hooks, queue depth',
-  usage: `Usage: crm-sync status [--json] [--no-hooks]
+  usage: `Usage: crm-sync status [--json] [--no-hooks] [--account <name>]
 
 Shows, per enabled resource: live rows in the mirror, the upstream's count at the last sweep and the
 difference (drift), the watermark of incremental sweeps, when the last incremental and full sweeps
 succeeded, the last finished sweep and its outcome, and any sweep under way; then the CRM's hooks
-with their failure counts, the depth of each job queue and the webhook inbox.
+with their failure counts, the depth of each job queue and the webhook inbox. With several accounts
+(ACCOUNTS_FILE) and no --account, every account's, the worst first ("accounts" in --json).
 
 Options:
   --json      the same as JSON (times in ISO 8601, hooks under "hooks")
@@ -69,25 +74,77 @@ function queueCounts(boss: JobQueue | null): JobQueue {
   return { getQueueStats } as unknown as JobQueue
 }
 
+interface AccountShown {
+  name: string | null
+  health: AccountHealth
+  collected: Awaited<ReturnType<typeof collectStatus>>
+  hooks: HookListing | null
+}
+
+const hooksJson = (hooks: HookListing | null) => ({
+  hooks: hooks?.hooks ?? null,
+  hooks_error: hooks?.error ?? null,
+})
+
+function healthLine({ name, health }: AccountShown): string {
+  const counts = [
+    health.errors ? `${health.errors} table(s) in error` : '',
+    health.late ? `${health.late} late` : '',
+  ].filter(Boolean)
+  return `Account ${name}: ${health.state}${counts.length ? ` (${counts.join(', ')})` : ''}`
+}
+
 async function status(context: CommandContext): Promise<number> {
   const { config, logger, verbose, values, positionals, json } = context
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
+  // Without --account, every account of ACCOUNTS_FILE, side by side, the worst first.
+  const several = values.account === undefined && config.accounts.length > 1
+  const accounts = several ? accountConfigs(config) : [config]
   return withExistingDatabase(context, 'status', async (database) => {
-    const queue = await openQuietQueue(database.url, logger, config.account.name)
+    const queue = await openQuietQueue(database.url, logger)
     if (queue.status === 'missing') console.error(`note: ${queue.reason}`)
-    const boss = queueCounts(queue.status === 'open' ? queue.boss : null)
     try {
-      const [collected, hooks] = await Promise.all([
-        collectStatus({ db: database.db, boss, config }),
-        // A failure to list them is shown with the hooks: its log lines only with --verbose.
-        values['no-hooks'] ? null : listHooks(config, database.db, quieter(logger, verbose, 'silent')),
-      ])
+      const shown = await Promise.all(
+        accounts.map(async (account): Promise<AccountShown> => {
+          const { name, schemas } = account.account
+          const db = forAccount(database.db, schemas)
+          const boss = queueCounts(queue.status === 'open' ? accountQueue(queue.boss, name) : null)
+          const [collected, hooks] = await Promise.all([
+            collectStatus({ db, boss, config: account }),
+            // A failure to list them is shown with the hooks: its log lines only with --verbose.
+            values['no-hooks'] ? null : listHooks(account, db, quieter(logger, verbose, 'silent')),
+          ])
+          const health = accountHealth(
+            collected.resources,
+            new Date(),
+            account.incrementalSyncIntervalSeconds,
+          )
+          return { name, health, collected, hooks }
+        }),
+      )
+      const [one] = shown as [AccountShown]
+      if (!several) {
+        if (json) console.log(JSON.stringify({ ...one.collected, ...hooksJson(one.hooks) }))
+        else console.log(renderStatus(one.collected, one.hooks))
+        return EXIT.ok
+      }
+      shown.sort((a, b) => worseAccountFirst(a.health, b.health))
       if (json) {
-        console.log(
-          JSON.stringify({ ...collected, hooks: hooks?.hooks ?? null, hooks_error: hooks?.error ?? null }),
-        )
+        const listed = shown.map((account) => ({
+          account: account.name,
+          state: account.health.state,
+          tables_in_error: account.health.errors,
+          tables_late: account.health.late,
+          ...account.collected,
+          ...hooksJson(account.hooks),
+        }))
+        console.log(JSON.stringify({ accounts: listed }))
       } else {
-        console.log(renderStatus(collected, hooks))
+        console.log(
+          shown
+            .map((account) => `${healthLine(account)}\n\n${renderStatus(account.collected, account.hooks)}`)
+            .join('\n\n'),
+        )
       }
       return EXIT.ok
     } finally {

@@ -58,3 +58,28 @@ export function tableHealth(resource: ResourceStatus, now: Date, intervalSeconds
 export function worseFirst(a: HealthState, b: HealthState): number {
   return WORST_FIRST.indexOf(a) - WORST_FIRST.indexOf(b)
 }
+
+export interface AccountHealth {
+  /** The worst state of its tables ('on time' without tables). */
+  state: HealthState
+  /** How many tables are in error, and late. */
+  errors: number
+  late: number
+}
+
+/** An account's state: its worst table's, with how many are in error and late (accounts side by side). */
+export function accountHealth(
+  resources: readonly ResourceStatus[],
+  now: Date,
+  intervalSeconds: number,
+): AccountHealth {
+  const states = resources.map((resource) => tableHealth(resource, now, intervalSeconds).state)
+  const [state = 'on time'] = [...states].sort(worseFirst)
+  const number = (wanted: HealthState) => states.filter((each) => each === wanted).length
+  return { state, errors: number('error'), late: number('late') }
+}
+
+/** The worse of two accounts first: its state, then more tables in error, then more late. */
+export function worseAccountFirst(a: AccountHealth, b: AccountHealth): number {
+  return worseFirst(a.state, b.state) || b.errors - a.errors || b.late - a.late
+}

@@ -153,13 +153,29 @@ describe('three accounts in one deployment', () => {
     for (const name of NAMES) await converged(name)
   })
 
-  it('shows one account’s status with --account, and asks for one when none is named', async () => {
+  it('shows one account’s status with --account, every account’s without, and asks other commands for one', async () => {
     const south = await cli(['status', '--account', 'south', '--json'], env, cwd)
     expect(south.code, south.stderr).toBe(0)
     const status = JSON.parse(south.stdout) as Status
     const people = status.resources.find((resource) => resource.resource === 'crm.people')
     expect(people?.live_rows).toBe(sandboxes.south.control.crm.liveIds('people').length)
-    const unnamed = await cli(['status', '--json'], env, cwd)
+
+    const every = await cli(['status', '--json', '--no-hooks'], env, cwd)
+    expect(every.code, every.stderr).toBe(0)
+    const { accounts } = JSON.parse(every.stdout) as {
+      accounts: (Status & { account: string; state: string })[]
+    }
+    expect(accounts.map((account) => account.account).sort()).toEqual([...NAMES].sort())
+    for (const account of accounts) {
+      const rows = account.resources.find((resource) => resource.resource === 'crm.people')?.live_rows
+      expect(rows, account.account).toBe(
+        sandboxes[account.account as Name].control.crm.liveIds('people').length,
+      )
+    }
+    const text = await cli(['status', '--no-hooks'], env, cwd)
+    expect(text.stdout).toMatch(/^Account (north|south|east): /)
+
+    const unnamed = await cli(['runs', '--json'], env, cwd)
     expect(unnamed.code).toBe(2)
     expect(unnamed.stderr).toContain('there are 3 accounts (north, south, east): name one with --account')
   })

@@ -1,7 +1,7 @@
 // A table's state on the status page (src/status/table-health.ts): one row a decision.
 import { describe, expect, it } from 'vitest'
 import type { ResourceStatus } from '../../src/status/engine-status.ts'
-import { tableHealth, worseFirst } from '../../src/status/table-health.ts'
+import { accountHealth, tableHealth, worseAccountFirst, worseFirst } from '../../src/status/table-health.ts'
 
 const now = new Date('2026-11-27T12:00:00Z')
 const secondsAgo = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString()
@@ -91,5 +91,38 @@ describe('tableHealth', () => {
   it('orders the worst first', () => {
     const states = ['on time', 'error', 'late', 'on time', 'error'] as const
     expect([...states].sort(worseFirst)).toEqual(['error', 'error', 'late', 'on time', 'on time'])
+  })
+})
+
+describe('accountHealth', () => {
+  const onTime = { ...base, last_incremental_sync_at: secondsAgo(60), last_run: succeeded }
+  const late = { ...base, last_incremental_sync_at: secondsAgo(400) }
+  const failed = { ...base, last_run: { ...succeeded, status: 'failed' as const, error: 'boom' } }
+
+  it('is its worst table’s state, with how many tables are in error and late', () => {
+    expect(accountHealth([onTime, late, failed, late], now, 300)).toEqual({
+      state: 'error',
+      errors: 1,
+      late: 2,
+    })
+    expect(accountHealth([onTime, late], now, 300)).toEqual({ state: 'late', errors: 0, late: 1 })
+    expect(accountHealth([], now, 300)).toEqual({ state: 'on time', errors: 0, late: 0 })
+  })
+
+  it('puts the worse account first: its state, then more tables in error, then more late', () => {
+    const accounts = [
+      { name: 'calm', health: accountHealth([onTime], now, 300) },
+      { name: 'late', health: accountHealth([late, onTime], now, 300) },
+      { name: 'one error', health: accountHealth([failed, onTime], now, 300) },
+      { name: 'two errors', health: accountHealth([failed, failed], now, 300) },
+      { name: 'one error, late', health: accountHealth([failed, late], now, 300) },
+    ]
+    expect(accounts.sort((a, b) => worseAccountFirst(a.health, b.health)).map((a) => a.name)).toEqual([
+      'two errors',
+      'one error, late',
+      'one error',
+      'late',
+      'calm',
+    ])
   })
 })
