@@ -24,6 +24,8 @@ import { differences } from '../support/truth.ts'
 const NAMES = ['north', 'south', 'east'] as const
 type Name = (typeof NAMES)[number]
 
+const TOKEN = 'admin-token-0123456789'
+
 let database: TestDatabase
 let engine: Running
 let cwd: string
@@ -74,6 +76,7 @@ beforeAll(async () => {
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     DETAILS_BUDGET_PERCENT: '0',
+    ADMIN_TOKEN: TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   })
   engine = await start(config, createLogger({ level: config.logLevel, pretty: false }))
@@ -178,5 +181,28 @@ describe('three accounts in one deployment', () => {
     const unnamed = await cli(['runs', '--json'], env, cwd)
     expect(unnamed.code).toBe(2)
     expect(unnamed.stderr).toContain('there are 3 accounts (north, south, east): name one with --account')
+  })
+
+  it('answers the admin API for the account ?account= names, and labels every metric with its account', async () => {
+    const base = `http://127.0.0.1:${engine.port}`
+    const admin = (path: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    const south = await admin('/admin/status?account=south')
+    expect(south.status).toBe(200)
+    const status = (await south.json()) as Status
+    expect(status.resources.find((resource) => resource.resource === 'crm.people')?.live_rows).toBe(
+      sandboxes.south.control.crm.liveIds('people').length,
+    )
+    const unnamed = await admin('/admin/status')
+    expect(unnamed.status).toBe(400)
+    expect(((await unnamed.json()) as { error: string }).error).toBe(
+      'name the account with ?account=: one of north, south, east',
+    )
+    expect((await admin('/admin/status?account=west')).status).toBe(404)
+
+    const metrics = await (await fetch(`${base}/metrics`)).text()
+    for (const name of NAMES)
+      expect(metrics).toMatch(new RegExp(`crm_sync_records_applied_total\\{[^}]*account="${name}"`))
+    expect(metrics.match(/^# HELP process_cpu_seconds_total /gm)).toHaveLength(1)
+    expect(metrics.match(/^# HELP crm_sync_records_applied_total /gm)).toHaveLength(1)
   })
 })
