@@ -19,6 +19,7 @@ const NAMED = new Set([
   'offWork',
   'schedule',
   'unschedule',
+  'getSchedules',
   'createQueue',
   'updateQueue',
   'deleteQueue',

@@ -171,6 +171,12 @@ export async function startJobQueue(
       }
     }
   }
+  // An account no longer in ACCOUNTS_FILE: its schedules end (its queues and schemas are left alone).
+  const kept = new Set(accounts.filter((account) => account !== null))
+  for (const { name } of await boss.getSchedules()) {
+    const [account] = name.split('/')
+    if (name.includes('/') && !kept.has(account as string)) await boss.unschedule(name)
+  }
   return boss
 }
 
