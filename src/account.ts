@@ -4,7 +4,7 @@
 // process's one pool and one job queue; a deployment without ACCOUNTS_FILE has one, with today's names.
 import type { Hono } from 'hono'
 import { createUpstreamClients, createUpstreamMetrics, type UpstreamMetrics } from './api-client/index.ts'
-import { accountPath } from './config/accounts.ts'
+import { accountPath } from './config/environment-accounts.ts'
 import type { Config } from './config/index.ts'
 import { type HookKeeper, type HookStatus, keepHooksRegistered } from './hooks/keeper.ts'
 import { createAdminApi } from './http/admin.ts'
@@ -115,19 +115,20 @@ export function createAccount(config: Config, deps: AccountDeps): AccountParts {
   }
   const hookStatus = (): HookStatus => hooks?.status() ?? { state: 'off', reason: 'PUBLIC_URL is not set' }
   const refused = () => [...upstreamMetrics.authFailures]
-  const page =
-    config.adminToken && name === null
-      ? createStatusPage({
-          token: config.adminToken,
-          ...operator,
-          hooks: hookStatus,
-          refusedKeys: () => new Map(refused().map(([service, failure]) => [service, failure.message])),
-          intervalSeconds: config.incrementalSyncIntervalSeconds,
-          publicUrl: config.publicUrl,
-          databaseUrl: deps.databaseUrl,
-          sendReplay: (trx, replayId) => sendDeliveryReplay(queue, trx, replayId),
-        })
-      : null
+  const page = config.adminToken
+    ? createStatusPage({
+        token: config.adminToken,
+        ...operator,
+        hooks: hookStatus,
+        refusedKeys: () => new Map(refused().map(([service, failure]) => [service, failure.message])),
+        intervalSeconds: config.incrementalSyncIntervalSeconds,
+        publicUrl: config.publicUrl,
+        databaseUrl: deps.databaseUrl,
+        sendReplay: (trx, replayId) => sendDeliveryReplay(queue, trx, replayId),
+        basePath: accountPath(name),
+        account: name,
+      })
+    : null
 
   const parts: AccountParts = {
     name,

@@ -2,7 +2,8 @@
 // with the account's upstreams, secrets, rate limits, schemas and resources. Everything that works
 // for one account (the clients, the workers, the receiver, the hooks, the status) takes the
 // configuration of that account, as it took the deployment's before there were several.
-import { type AccountSettings, accountPath } from './accounts.ts'
+import type { AccountSettings } from './accounts.ts'
+import { accountPath } from './environment-accounts.ts'
 import { type Config, ConfigError } from './index.ts'
 
 /** `config` as the account `settings` has it. */

@@ -24,9 +24,6 @@ export interface AccountSettings {
   webhookSecretPrevious: string | null
 }
 
-/** Where an account's webhooks and pages are: `/accounts/north`, or the root for the one account. */
-export const accountPath = (name: string | null): string => (name === null ? '' : `/accounts/${name}`)
-
 // At most 31 characters: the longest schema, reservations_<name>_live, stays far below PostgreSQL's 63.
 export const ACCOUNT_NAME = /^[a-z][a-z0-9_]{0,30}$/
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/
@@ -272,48 +269,31 @@ export function readAccountsFile(path: string, env: Env): Accounts {
   return parseAccounts(text, env, (file) => readFileSync(resolve(folder, file), 'utf8'))
 }
 
-// The variables of the one account of a deployment without ACCOUNTS_FILE, which the file replaces.
-const PER_ACCOUNT = [
-  'CRM_BASE_URL',
-  'CRM_API_KEY',
-  'RESERVATION_BASE_URL',
-  'RESERVATION_API_KEY',
-  'WEBHOOK_SECRET',
-  'WEBHOOK_SECRET_PREVIOUS',
-] as const
-
-/** ACCOUNTS_FILE's accounts (none without it) and the problems of the file and beside it. */
-export function fileAccounts(env: Record<string, string>): {
-  accounts: AccountSettings[]
-  problems: string[]
-} {
-  if (!env.ACCOUNTS_FILE) {
-    const missing = ['CRM_BASE_URL', 'CRM_API_KEY'].filter((name) => !env[name])
-    return { accounts: [], problems: missing.map((name) => `${name} is required`) }
+/**
+ * The names of the accounts of an ACCOUNTS_FILE, in the file's order, for `crm-sync schema --dbt`: the
+ * file's syntax, its shape (`accounts`, a mapping) and the names are checked, nothing else of an
+ * account, and no key or secret is read (they may not be set where the dbt project is written).
+ */
+export function readAccountNames(path: string): { names: string[]; problems: string[] } {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    return { names: [], problems: [problem('', `${path} ${unreadable(error)}`)] }
   }
-  const { accounts, problems } = readAccountsFile(env.ACCOUNTS_FILE, env)
-  for (const name of PER_ACCOUNT.filter((variable) => env[variable]))
-    problems.push(`${name} is set per account in ACCOUNTS_FILE: unset it here`)
-  const unsigned = env.PUBLIC_URL ? accounts.filter((account) => account.webhookSecret === null) : []
-  for (const { name } of unsigned)
-    problems.push(`ACCOUNTS_FILE accounts.${name}: needs a webhook secret, since PUBLIC_URL is set`)
-  return { accounts, problems }
-}
-
-/** The one account of a deployment without ACCOUNTS_FILE, of variables checked already. */
-export function singleAccount(env: Partial<Record<(typeof PER_ACCOUNT)[number], string>>): AccountSettings[] {
-  if (!env.CRM_BASE_URL || !env.CRM_API_KEY) return []
-  return [
-    {
-      name: null,
-      schemas: accountSchemas(null),
-      crm: { baseUrl: env.CRM_BASE_URL, apiKey: env.CRM_API_KEY, rateLimit: null },
-      reservation:
-        env.RESERVATION_BASE_URL && env.RESERVATION_API_KEY
-          ? { baseUrl: env.RESERVATION_BASE_URL, apiKey: env.RESERVATION_API_KEY, rateLimit: null }
-          : null,
-      webhookSecret: env.WEBHOOK_SECRET ?? null,
-      webhookSecretPrevious: env.WEBHOOK_SECRET_PREVIOUS ?? null,
-    },
-  ]
+  const { data, problems } = parseText(text)
+  if (problems.length > 0) return { names: [], problems }
+  const parsed = accountsFile.safeParse(data)
+  for (const issue of parsed.error?.issues ?? []) problems.push(...describe(issue, '', data))
+  const names = Object.keys(asSection(asSection(data)?.accounts) ?? {})
+  if (parsed.success && names.length === 0)
+    problems.push(problem('accounts', 'must name at least one account'))
+  for (const name of names.filter((name) => !ACCOUNT_NAME.test(name)))
+    problems.push(
+      problem(
+        `accounts.${name.slice(0, 60)}`,
+        'an account name must be a-z, then at most 30 of a-z, 0-9 and "_"',
+      ),
+    )
+  return { names: problems.length > 0 ? [] : names, problems }
 }

@@ -1,9 +1,13 @@
 // `crm-sync schema --dbt`: the mirror as dbt sources, read back with a YAML parser, without any
-// configuration or database.
-import { readFile, writeFile } from 'node:fs/promises'
+// configuration or database; with accounts (--accounts, ACCOUNTS_FILE), the sources of each account and
+// the union models with source_relation.
+import { createHash } from 'node:crypto'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
+import { dbtSources } from '../../src/resources/dictionary/dbt.ts'
+import { MODEL_HEADER, unionModels } from '../../src/resources/dictionary/dbt-union.ts'
 import { liveViews, mirrorTables } from '../../src/resources/dictionary/index.ts'
 import { MARKDOWN_BEGIN, MARKDOWN_END, markdownReference } from '../../src/resources/dictionary/markdown.ts'
 import { cli, removeWorkdirs, workdir } from './run.ts'
@@ -156,5 +160,207 @@ describe('crm-sync schema --dbt', () => {
     )
     expect(unwritable.code).toBe(1)
     expect(unwritable.stderr).toMatch(/crm-sync schema: failed: ENOENT/)
+  })
+})
+
+// The output of `crm-sync schema --dbt` before accounts were added to it (commit a270453): without
+// accounts it stays byte for byte what it was. A change of the data dictionary changes it: compare the
+// output with that commit's, then update both.
+const SOURCES_BEFORE_ACCOUNTS = {
+  bytes: 185_273,
+  sha256: '2bba71156fab5180146ebbd3f941cd5f0129ed6b34fdb8bf26375bdf7739ed88',
+}
+const KINDS = ['crm', 'reservations', 'crm_live', 'reservations_live', 'history'] as const
+const accountSourceNames = (account: string) => [
+  `crm_${account}`,
+  `reservations_${account}`,
+  `crm_${account}_live`,
+  `reservations_${account}_live`,
+  `history_${account}`,
+]
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
+describe('crm-sync schema --dbt with accounts', () => {
+  it('without accounts, prints exactly what it printed before accounts, and writes nothing on stderr', async () => {
+    // ACCOUNTS_FILE set but empty counts as unset, as in the configuration.
+    for (const env of [{}, { ACCOUNTS_FILE: '' }] as Record<string, string>[]) {
+      const { code, stdout, stderr } = await cli(['schema', '--dbt'], env, cwd)
+      expect(code).toBe(0)
+      expect(stderr).toBe('')
+      expect(Buffer.byteLength(stdout)).toBe(SOURCES_BEFORE_ACCOUNTS.bytes)
+      expect(sha256(stdout)).toBe(SOURCES_BEFORE_ACCOUNTS.sha256)
+    }
+    expect(dbtSources([])).toBe(dbtSources())
+  })
+
+  it('--accounts north,south --output <dir>: five sources per account, a union model per table', async () => {
+    const dir = join(cwd, 'project')
+    const { code, stdout, stderr } = await cli(
+      ['schema', '--dbt', '--accounts', 'south,north', '--output', dir],
+      {},
+      cwd,
+    )
+    expect(code).toBe(0)
+    expect(stdout).toBe('')
+    expect(stderr).toMatch(
+      /^wrote the dbt sources of accounts north, south to .*sources\.yml, and 28 union models/,
+    )
+
+    // Each account's sources are named as its schemas, and hold what the source of their kind holds.
+    const today = (parse(dbtSources()) as { sources: Source[] }).sources
+    const document = parse(await readFile(join(dir, 'sources.yml'), 'utf8')) as {
+      version: number
+      sources: Source[]
+    }
+    expect(document.version).toBe(2)
+    expect(document.sources.map((source) => source.name)).toEqual([
+      ...accountSourceNames('north'),
+      ...accountSourceNames('south'),
+    ])
+    for (const account of ['north', 'south']) {
+      for (const [index, sourceName] of accountSourceNames(account).entries()) {
+        const source = sourceNamed(document.sources, sourceName)
+        const kind = sourceNamed(today, KINDS[index] as string)
+        expect(source?.schema).toBe(sourceName)
+        expect(source?.tables, sourceName).toEqual(kind?.tables)
+        expect(source?.description).toBe(`Account ${account}. ${kind?.description}`)
+      }
+    }
+
+    // A model per mirror table, and their properties.
+    const files = (await readdir(join(dir, 'models'))).sort()
+    expect(files).toEqual(
+      [...mirrorTables.map((table) => `${table.schema}__${table.table}.sql`), 'schema.yml'].sort(),
+    )
+    const people = await readFile(join(dir, 'models', 'crm__people.sql'), 'utf8')
+    expect(people.startsWith(`${MODEL_HEADER}\n`)).toBe(true)
+    const [north, south, ...more] = people.split('\nunion all\n')
+    expect(more).toEqual([])
+    expect(north).toMatch(/\nselect\n {2}'north' as source_relation,\n {2}id,\n/)
+    expect(north?.endsWith(`\nfrom {{ source('crm_north', 'people') }}`)).toBe(true)
+    expect(south).toMatch(/^select\n {2}'south' as source_relation,\n {2}id,\n/)
+    expect(south?.endsWith(`\nfrom {{ source('crm_south', 'people') }}\n`)).toBe(true)
+    expect(people).toContain(`  {{ adapter.quote('user') }},\n`)
+    const properties = parse(await readFile(join(dir, 'models', 'schema.yml'), 'utf8')) as {
+      models: { name: string; description: string; columns: Column[] }[]
+    }
+    expect(properties.models.map((model) => model.name)).toEqual(
+      mirrorTables.map((table) => `${table.schema}__${table.table}`),
+    )
+    for (const table of mirrorTables) {
+      const model = properties.models.find((m) => m.name === `${table.schema}__${table.table}`)
+      expect(model?.description).toContain(table.description)
+      expect(model?.columns.map((c) => c.name)).toEqual([
+        'source_relation',
+        ...table.columns.map((c) => c.name),
+      ])
+    }
+    const relation = properties.models[0]?.columns[0]
+    expect(relation).toEqual({
+      name: 'source_relation',
+      data_type: 'text',
+      description: expect.stringContaining('north, south'),
+    })
+
+    // Written again, a model of a table crm-sync no longer has goes (its header says it is crm-sync's);
+    // a file of someone else's stays. The files are the same at each run.
+    await writeFile(join(dir, 'models', 'crm__gone.sql'), `${MODEL_HEADER}\nselect 1\n`)
+    await writeFile(join(dir, 'models', 'mine.sql'), 'select 1\n')
+    const again = await cli(['schema', '--dbt', '--accounts', 'north,south', '--output', dir], {}, cwd)
+    expect(again.code).toBe(0)
+    const after = (await readdir(join(dir, 'models'))).sort()
+    expect(after).toEqual([...files, 'mine.sql'].sort())
+    expect(await readFile(join(dir, 'models', 'crm__people.sql'), 'utf8')).toBe(people)
+  })
+
+  it('--accounts without --output prints the sources only, and says so', async () => {
+    const { code, stdout, stderr } = await cli(['schema', '--dbt', '--accounts', 'north,south'], {}, cwd)
+    expect(code).toBe(0)
+    expect(stdout).toBe(dbtSources(['north', 'south']))
+    expect(stderr).toBe(
+      'crm-sync schema: printed the sources of accounts north, south; --output <dir> writes them with the union models\n',
+    )
+  })
+
+  it("takes the names of ACCOUNTS_FILE (or .env's) without their keys, and --accounts over them", async () => {
+    const file = join(cwd, 'accounts.yaml')
+    // The keys' variables are not set, and a key file does not exist: only the names are read.
+    await writeFile(
+      file,
+      [
+        'accounts:',
+        '  south:',
+        '    crm: { base_url: https://south.example.com, api_key_env: SOUTH_CRM_KEY }',
+        '    webhook_secret_env: SOUTH_WEBHOOK_SECRET',
+        '  north:',
+        '    crm: { base_url: https://north.example.com, api_key_file: /nonexistent/north_key }',
+        '',
+      ].join('\n'),
+    )
+    const dir = join(cwd, 'from-file')
+    const written = await cli(['schema', '--dbt', '--output', dir], { ACCOUNTS_FILE: file }, cwd)
+    expect(written.stderr).toMatch(/^wrote the dbt sources of accounts north, south to /)
+    expect(written.code).toBe(0)
+    expect(await readFile(join(dir, 'sources.yml'), 'utf8')).toBe(dbtSources(['north', 'south']))
+    expect(await readFile(join(dir, 'models', 'crm__people.sql'), 'utf8')).toBe(
+      unionModels(['north', 'south']).find((model) => model.name === 'crm__people')?.sql,
+    )
+
+    const printed = await cli(['schema', '--dbt'], { ACCOUNTS_FILE: file }, cwd)
+    expect(printed.code).toBe(0)
+    expect(printed.stdout).toBe(dbtSources(['north', 'south']))
+    expect(printed.stderr).toContain(`accounts north, south (ACCOUNTS_FILE ${file})`)
+
+    const named = await cli(['schema', '--dbt', '--accounts', 'east'], { ACCOUNTS_FILE: file }, cwd)
+    expect(named.stdout).toBe(dbtSources(['east']))
+
+    const elsewhere = await workdir()
+    await writeFile(join(elsewhere, '.env'), `ACCOUNTS_FILE=${file}\n`)
+    const fromDotenv = await cli(['schema', '--dbt'], {}, elsewhere)
+    expect(fromDotenv.code).toBe(0)
+    expect(fromDotenv.stdout).toBe(dbtSources(['north', 'south']))
+  })
+
+  it('exits 2 naming a bad account name, of --accounts or of ACCOUNTS_FILE, and writes nothing', async () => {
+    const { code, stdout, stderr } = await cli(
+      ['schema', '--dbt', '--accounts', 'north,North,,2nd,south,south'],
+      {},
+      cwd,
+    )
+    expect(code).toBe(2)
+    expect(stdout).toBe('')
+    for (const named of [
+      '"North" is not an account name',
+      '"" is not an account name',
+      '"2nd" is not an account name',
+      'south is named twice',
+    ])
+      expect(stderr).toContain(`crm-sync schema: --accounts: ${named}`)
+    expect(stderr).not.toContain('"north"')
+    const file = join(cwd, 'bad-accounts.yaml')
+    await writeFile(file, 'accounts:\n  North-East:\n    crm: { base_url: https://x.example.com }\n')
+    const fromFile = await cli(['schema', '--dbt'], { ACCOUNTS_FILE: file }, cwd)
+    expect(fromFile.code).toBe(2)
+    expect(fromFile.stdout).toBe('')
+    expect(fromFile.stderr).toContain(`ACCOUNTS_FILE accounts.North-East: an account name must be`)
+    const missing = await cli(['schema', '--dbt'], { ACCOUNTS_FILE: join(cwd, 'none.yaml') }, cwd)
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('none.yaml does not exist')
+
+    const dir = join(cwd, 'refused')
+    await mkdir(dir)
+    for (const args of [
+      ['--accounts', 'north', '--output', join(dir, 'sources.yml')],
+      ['--account', 'north', '--output', dir],
+      ['--accounts', 'north', '--markdown', '--output', dir],
+    ]) {
+      const refused = await cli(
+        ['schema', ...(args.includes('--markdown') ? [] : ['--dbt']), ...args],
+        {},
+        cwd,
+      )
+      expect(refused.code, args.join(' ')).toBe(2)
+    }
+    expect(await readdir(dir)).toEqual([])
   })
 })
