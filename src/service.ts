@@ -8,6 +8,7 @@ import { openDatabase } from './database/runtime.ts'
 import { adminByAccount, combinedMetrics } from './http/accounts.ts'
 import { createHttpApp } from './http/app.ts'
 import { createMetricsRoute } from './http/metrics.ts'
+import { statusPages } from './http/page/accounts.ts'
 import { closeServer, listen } from './http/server.ts'
 import type { Logger } from './log.ts'
 import { DELIVERY_BUDGET_MS } from './receiver/inbox-writer.ts'
@@ -93,15 +94,13 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
         processMetrics: !several && index === 0,
       }),
     )
-    if (several && config.adminToken)
-      logger.info(
-        'the status page is off with several accounts: crm-sync status --account and the admin API show each',
-      )
     if (!config.adminToken) logger.info('ADMIN_TOKEN is not set: the admin API is off')
 
     const [first] = accounts as [AccountParts]
     const metrics = several ? combinedMetrics(accounts.map((account) => account.metrics)) : first.metrics
     const admin = several ? adminByAccount(accounts) : first.admin
+    // With ACCOUNTS_FILE, an index of the accounts at `/` and each one's page under /accounts/<name>/.
+    const pages = statusPages(accounts, { token: config.adminToken, publicUrl: config.publicUrl, logger })
     const app = createHttpApp({
       db: database.db,
       migrated: accounts.map((account) => account.db),
@@ -126,7 +125,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       routes: [
         ...accounts.map((account) => account.receiver),
         admin,
-        first.page?.routes ?? null,
+        ...pages.routes,
         createMetricsRoute(metrics, { token: config.metricsRequireToken ? config.adminToken : null }),
       ].filter((route) => route !== null),
     })
@@ -141,7 +140,6 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       'listening',
     )
     const stopWorkers = () => Promise.all(workers.map((started) => started.stop()))
-    const page = first.page
 
     let stopping: Promise<StopOutcome> | undefined
     return {
@@ -177,7 +175,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
             .filter(([, inTime]) => !inTime)
             .map(([step]) => step)
           const close = (async () => {
-            await page?.close()
+            await pages.close()
             await queue.stop({ close: true })
             await database.close()
           })()

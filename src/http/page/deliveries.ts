@@ -5,7 +5,7 @@ import { html } from 'hono/html'
 import type { DeliveryReplay } from '../../store/delivery-replays.ts'
 import type { InboxRow } from '../../store/inbox.ts'
 import type { DeliveryFilter, DeliverySummary } from '../../store/inbox-view.ts'
-import { type Html, layout, shownTime, stateClass } from './layout.ts'
+import { type Frame, type Html, layout, shownTime, stateClass } from './layout.ts'
 
 /** The inbox's statuses as the page names them (an accepted delivery waits to be applied). */
 export const OUTCOMES = {
@@ -29,6 +29,8 @@ export interface DeliveriesView {
   next: string | null
   /** The latest replays of every rejected or failed delivery since a time; null: replays are off. */
   replays: DeliveryReplay[] | null
+  /** Whose page: where its links go. */
+  frame: Frame
 }
 
 function option(value: string, label: string, selected: string | undefined): Html {
@@ -38,8 +40,8 @@ function option(value: string, label: string, selected: string | undefined): Htm
 const replayClass = (state: DeliveryReplay['state']) =>
   stateClass(state === 'finished' ? 'on time' : state === 'running' ? 'late' : 'error')
 
-function replaysSection(replays: DeliveryReplay[], since: string): Html {
-  return html`<form method="post" action="/deliveries/replays" id="replay-all">
+function replaysSection(base: string, replays: DeliveryReplay[], since: string): Html {
+  return html`<form method="post" action="${base}/deliveries/replays" id="replay-all">
 Replay every <label><input type="checkbox" name="statuses" value="rejected" checked> rejected</label>
 / <label><input type="checkbox" name="statuses" value="failed" checked> failed</label> delivery
 <label>since (UTC) <input type="datetime-local" name="since" value="${since}" required></label>
@@ -58,7 +60,7 @@ ${replays.map(
 <td><span class="${replayClass(replay.state)}">${replay.state}</span>${replay.finished_at ? html` ${shownTime(replay.finished_at)}` : ''}</td>
 <td>${
     replay.state === 'running'
-      ? html`<form class="inline" method="post" action="/deliveries/replays/${replay.id}/cancel"><button type="submit">Cancel</button></form>`
+      ? html`<form class="inline" method="post" action="${base}/deliveries/replays/${replay.id}/cancel"><button type="submit">Cancel</button></form>`
       : ''
   }</td>
 </tr>`,
@@ -68,25 +70,26 @@ ${replays.map(
 }`
 }
 
-export function deliveriesPage({ deliveries, filter, next, replays }: DeliveriesView): Html {
+export function deliveriesPage({ deliveries, filter, next, replays, frame }: DeliveriesView): Html {
+  const { base } = frame
   const since = filter.since ? filter.since.toISOString().slice(0, 16) : ''
   const body = html`
 <h2>Deliveries</h2>
-<form method="get" action="/deliveries" id="filter">
+<form method="get" action="${base}/deliveries" id="filter">
 <label>Outcome <select name="outcome">${option('', 'any', filter.outcome ?? '')}${Object.keys(OUTCOMES).map((name) => option(name, name, filter.outcome))}</select></label>
 <label>Model <input name="model" value="${filter.model ?? ''}" size="10"></label>
 <label>Event <input name="event" value="${filter.event ?? ''}" size="8"></label>
 <label>Since (UTC) <input type="datetime-local" name="since" value="${since}"></label>
 <button type="submit">Filter</button>
 </form>
-${replays === null ? '' : replaysSection(replays, since)}
+${replays === null ? '' : replaysSection(base, replays, since)}
 <table id="deliveries">
 <thead><tr><th>Delivery</th><th>Received</th><th>Model</th><th>Event</th><th class="number">Record</th><th>Outcome</th><th>Why</th></tr></thead>
 <tbody>
 ${deliveries.map((delivery) => {
   const outcome = outcomeOf(delivery.status)
   return html`<tr data-delivery="${delivery.id}" data-outcome="${outcome}">
-<td><a href="/deliveries/${delivery.id}">${delivery.id}</a></td><td>${shownTime(delivery.received_at)}</td>
+<td><a href="${base}/deliveries/${delivery.id}">${delivery.id}</a></td><td>${shownTime(delivery.received_at)}</td>
 <td>${delivery.model ?? '–'}</td><td>${delivery.event ?? '–'}</td><td class="number">${delivery.record_id ?? '–'}</td>
 <td><span class="${outcomeClass(outcome)}">${outcome}</span></td>
 <td class="error">${delivery.reason ?? delivery.error ?? ''}</td>
@@ -95,11 +98,13 @@ ${deliveries.map((delivery) => {
 </tbody>
 </table>
 ${deliveries.length === 0 ? html`<p class="muted">No delivery matches.</p>` : ''}
-${next === null ? '' : html`<p><a href="/deliveries?${next}">Older deliveries</a></p>`}`
-  return layout('Deliveries', body)
+${next === null ? '' : html`<p><a href="${base}/deliveries?${next}">Older deliveries</a></p>`}`
+  return layout('Deliveries', body, { frame })
 }
 
-export function deliveryPage(row: InboxRow, notice?: string): Html {
+export function deliveryPage(row: InboxRow, options: { notice?: string; frame: Frame }): Html {
+  const { notice, frame } = options
+  const { base } = frame
   const outcome = outcomeOf(row.status)
   const payload = row.payload === null ? (row.body ?? '') : JSON.stringify(row.payload, null, 2)
   const body = html`
@@ -113,14 +118,14 @@ ${row.error ? html`<p class="error">Last error: ${row.error}</p>` : ''}
 ${
   outcome === 'waiting'
     ? ''
-    : html`<form method="post" action="/deliveries/${row.id}/replay"><button type="submit">Replay</button></form>`
+    : html`<form method="post" action="${base}/deliveries/${row.id}/replay"><button type="submit">Replay</button></form>`
 }
 <h3>Payload</h3>
 <pre>${payload}</pre>
 <h3>Headers</h3>
 ${headersTable(row.headers)}
-<p><a href="/deliveries">All deliveries</a></p>`
-  return layout(`Delivery ${row.id}`, body)
+<p><a href="${base}/deliveries">All deliveries</a></p>`
+  return layout(`Delivery ${row.id}`, body, { frame })
 }
 
 /** The headers a delivery was kept with (secrets masked when it was received: receiver/headers.ts). */

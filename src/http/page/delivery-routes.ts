@@ -14,6 +14,7 @@ import {
 import { listDeliveries, readDelivery } from '../../store/inbox-view.ts'
 import { replayDelivery } from '../../sync/delivery/replay.ts'
 import { deliveriesPage, deliveryPage, OUTCOMES } from './deliveries.ts'
+import { type Frame, ROOT } from './layout.ts'
 
 const PAGE = 50
 
@@ -57,11 +58,14 @@ export interface DeliveryRoutesOptions {
    * Without it the page offers no such replay.
    */
   sendReplay?: (trx: Db, replayId: number) => Promise<void>
+  /** Whose page: its routes and links start with `frame.base` (default: the root). */
+  frame?: Frame
 }
 
 export function mountDeliveryRoutes(app: Hono, db: Db, options: DeliveryRoutesOptions = {}): void {
-  const { sendReplay } = options
-  app.get('/deliveries', async (c) => {
+  const { sendReplay, frame = ROOT } = options
+  const at = (path: string) => `${frame.base}${path}`
+  app.get(at('/deliveries'), async (c) => {
     const parsed = filterQuery.safeParse(c.req.query())
     if (!parsed.success) {
       const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)
@@ -77,11 +81,11 @@ export function mountDeliveryRoutes(app: Hono, db: Db, options: DeliveryRoutesOp
         ? new URLSearchParams({ ...c.req.query(), before: String(last.id) }).toString()
         : null
     const replays = sendReplay ? await latestDeliveryReplays(db, REPLAYS_SHOWN) : null
-    return c.html(deliveriesPage({ deliveries: shown, filter: { ...filter, outcome }, next, replays }))
+    return c.html(deliveriesPage({ deliveries: shown, filter: { ...filter, outcome }, next, replays, frame }))
   })
 
   if (sendReplay) {
-    app.post('/deliveries/replays', async (c) => {
+    app.post(at('/deliveries/replays'), async (c) => {
       const parsed = replayForm.safeParse(await c.req.parseBody({ all: true }))
       if (!parsed.success) {
         const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)
@@ -93,31 +97,31 @@ export function mountDeliveryRoutes(app: Hono, db: Db, options: DeliveryRoutesOp
         const replay = await createDeliveryReplay(trx, { since, statuses: [...new Set(statuses)] })
         await sendReplay(trx, replay.id)
       })
-      return c.redirect('/deliveries', 303)
+      return c.redirect(at('/deliveries'), 303)
     })
 
-    app.post('/deliveries/replays/:id{[0-9]+}/cancel', async (c) => {
+    app.post(at('/deliveries/replays/:id{[0-9]+}/cancel'), async (c) => {
       const id = Number(c.req.param('id'))
       // A replay that ended meanwhile stays as it ended.
       if (!(await cancelDeliveryReplay(db, id)) && !(await readDeliveryReplay(db, id)))
         return c.text(`no replay ${id}`, 404)
-      return c.redirect('/deliveries', 303)
+      return c.redirect(at('/deliveries'), 303)
     })
   }
 
-  app.get('/deliveries/:id{[0-9]+}', async (c) => {
+  app.get(at('/deliveries/:id{[0-9]+}'), async (c) => {
     const row = await readDelivery(db, Number(c.req.param('id')))
     if (!row) return c.text('no such delivery', 404)
     const notice =
       NOTICES[c.req.query('notice') ?? ''] ??
       (c.req.query('notice') === 'rejected' ? 'Replayed: still rejected.' : undefined)
-    return c.html(deliveryPage(row, notice))
+    return c.html(deliveryPage(row, { notice, frame }))
   })
 
-  app.post('/deliveries/:id{[0-9]+}/replay', async (c) => {
+  app.post(at('/deliveries/:id{[0-9]+}/replay'), async (c) => {
     const id = Number(c.req.param('id'))
     const result = await replayDelivery(db, id)
     if (result.outcome === 'unknown') return c.text(`no delivery ${id}`, 404)
-    return c.redirect(`/deliveries/${id}?notice=${result.outcome}`, 303)
+    return c.redirect(at(`/deliveries/${id}?notice=${result.outcome}`), 303)
   })
 }

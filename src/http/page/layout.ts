@@ -25,28 +25,52 @@ button { font: inherit; cursor: pointer; }
 .notice { border: 1px solid var(--line); padding: .5rem .75rem; margin: 1rem 0; }
 `
 
+/**
+ * Whose pages: `base` starts every link and form of an account's pages ('' at the root, for the one
+ * account of a deployment without ACCOUNTS_FILE; `/accounts/north` for the account north), and
+ * `account` names it (null: the one account). Sign-in and sign-out stay at the root: one for all.
+ */
+export interface Frame {
+  base: string
+  account: string | null
+}
+
+/** The one account of a deployment without ACCOUNTS_FILE, at the root. */
+export const ROOT: Frame = { base: '', account: null }
+
+/** The index of several accounts at `/` (accounts.ts), rather than one account's pages. */
+export const ACCOUNTS = 'accounts'
+
+function navigation(frame: Frame | typeof ACCOUNTS): Html {
+  const accounts = html`<a href="/">Accounts</a>`
+  if (frame === ACCOUNTS) return html`<nav>${accounts}</nav>`
+  const { base, account } = frame
+  return html`<nav>${account === null ? '' : html`${accounts} · `}<a href="${base}/">Overview</a> · <a href="${base}/runs">Runs</a> · <a href="${base}/deliveries">Deliveries</a> · <a href="${base}/jobs">Jobs</a></nav>`
+}
+
 export function layout(
   title: string,
   body: Html,
-  options: { refresh?: boolean; signedIn?: boolean } = {},
+  options: { refresh?: boolean; signedIn?: boolean; frame?: Frame | typeof ACCOUNTS } = {},
 ): Html {
-  const { refresh = true, signedIn = true } = options
+  const { refresh = true, signedIn = true, frame = ROOT } = options
+  const account = frame === ACCOUNTS ? null : frame.account
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${refresh ? html`<meta http-equiv="refresh" content="${REFRESH_SECONDS}">` : ''}
-<title>${title} · crm-sync</title>
+<title>${title}${account === null ? '' : ` · ${account}`} · crm-sync</title>
 <link rel="icon" href="data:,">
 <style>${STYLE}</style>
 </head>
 <body>
 <header>
-<h1>crm-sync</h1>
+<h1>crm-sync${account === null ? '' : html` · <span id="account">${account}</span>`}</h1>
 ${
   signedIn
-    ? html`<nav><a href="/">Overview</a> · <a href="/runs">Runs</a> · <a href="/deliveries">Deliveries</a> · <a href="/jobs">Jobs</a></nav>
+    ? html`${navigation(frame)}
 <form method="post" action="/logout"><button type="submit">Sign out</button></form>`
     : ''
 }

@@ -4,7 +4,7 @@ import { html } from 'hono/html'
 import type { DetailsStatus, Status } from '../../status/engine-status.ts'
 import { type TableHealth, tableHealth, worseFirst } from '../../status/table-health.ts'
 import type { BudgetUse } from '../../store/budget.ts'
-import { ago, type Html, layout, shownTime, stateClass } from './layout.ts'
+import { ago, type Frame, type Html, layout, shownTime, stateClass } from './layout.ts'
 
 export interface OverviewFacts {
   status: Status
@@ -20,16 +20,18 @@ export interface OverviewFacts {
   now: Date
   /** A line to show once (the answer to a form). */
   notice?: string
+  /** Whose page: where its links go. */
+  frame: Frame
 }
 
-function resyncButton(label: string, fields: Record<string, string>): Html {
-  return html`<form class="inline" method="post" action="/runs">${Object.entries(fields).map(
+function resyncButton(base: string, label: string, fields: Record<string, string>): Html {
+  return html`<form class="inline" method="post" action="${base}/runs">${Object.entries(fields).map(
     ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
   )}<button type="submit">${label}</button></form>`
 }
 
 /** The hooks' report (/readyz) as one line: its state, then what else it says. */
-function hooksLine(hooks: unknown): string {
+export function hooksLine(hooks: unknown): string {
   if (typeof hooks !== 'object' || hooks === null) return String(hooks)
   const { state, ...rest } = hooks as Record<string, unknown>
   const details = Object.entries(rest).map(
@@ -63,6 +65,7 @@ function detailsRow(details: DetailsStatus, now: Date): Html {
 
 export function overviewPage(facts: OverviewFacts): Html {
   const { status, newest, intervalSeconds, now } = facts
+  const { base } = facts.frame
   const rows = status.resources
     .map((resource) => ({ resource, health: tableHealth(resource, now, intervalSeconds) }))
     .sort(
@@ -75,7 +78,7 @@ ${facts.notice ? html`<p class="notice" role="status">${facts.notice}</p>` : ''}
 <h2>Tables</h2>
 <p>${counts('on time')} on time, ${counts('late')} late, ${counts('error')} in error; a table is late past one
 incremental interval (${intervalSeconds} s) without a successful sweep, in error past two or when its last
-sweep failed. ${resyncButton('Full resync of everything', { mode: 'full' })}</p>
+sweep failed. ${resyncButton(base, 'Full resync of everything', { mode: 'full' })}</p>
 <table id="tables">
 <thead><tr><th>Table</th><th>State</th><th class="number">Live rows</th><th class="number">Drift</th>
 <th>Newest change mirrored</th><th>Last successful sweep</th><th>Last error</th><th></th></tr></thead>
@@ -87,9 +90,9 @@ ${rows.map(
 <td class="number">${resource.live_rows.toLocaleString('en')}</td>
 <td class="number">${resource.drift ?? '–'}</td>
 <td>${shownTime(newest.get(resource.resource) ?? null)}</td>
-<td>${ago(health.sweptAt, now)}${resource.active_sweep ? html`<br><span class="muted">a sweep is ${resource.active_sweep.status} (<a href="/runs/${resource.active_sweep.run_id}">run ${resource.active_sweep.run_id}</a>)</span>` : ''}</td>
+<td>${ago(health.sweptAt, now)}${resource.active_sweep ? html`<br><span class="muted">a sweep is ${resource.active_sweep.status} (<a href="${base}/runs/${resource.active_sweep.run_id}">run ${resource.active_sweep.run_id}</a>)</span>` : ''}</td>
 <td class="error">${resource.last_run?.status === 'failed' ? resource.last_run.error : ''}</td>
-<td>${resyncButton('Resync', { resource: resource.resource, mode: 'incremental' })}</td>
+<td>${resyncButton(base, 'Resync', { resource: resource.resource, mode: 'incremental' })}</td>
 </tr>`,
 )}
 </tbody>
@@ -129,5 +132,5 @@ record is read again when it changes and after each full run; one whose read fai
 </tr></tbody>
 </table>
 <p class="muted">As of ${shownTime(status.generated_at)}; this page reloads itself.</p>`
-  return layout('Overview', body)
+  return layout('Overview', body, { frame: facts.frame })
 }

@@ -1,10 +1,9 @@
 // The status page (docs/operations.md, "Status page"): rendered on the server, at `/`, behind
-// ADMIN_TOKEN, mounted only when the admin API is. Its buttons go through the admin API's code paths
-// (startRun, cancelRun) with `page` as who asked. Forms that change state are same-origin only: the
-// session cookie is SameSite=Strict, and hono's csrf middleware refuses a form posted from another
-// origin (PUBLIC_URL's origin counts as this one, for a page served behind a proxy).
+// ADMIN_TOKEN, mounted only when the admin API is. With several accounts each account has its own
+// under `/accounts/<name>/` (its `basePath`), and an index of them is at `/` (accounts.ts). Its
+// buttons go through the admin API's code paths (startRun, cancelRun) with `page` as who asked. Forms
+// that change state are same-origin only (sign-in.ts).
 import { type Context, Hono } from 'hono'
-import { csrf } from 'hono/csrf'
 import type { Logger } from '../../log.ts'
 import type { Status } from '../../status/engine-status.ts'
 import { cancelRun, listRuns, runJson } from '../../status/run-history.ts'
@@ -15,10 +14,10 @@ import { readNewestChanges } from '../../store/status-queries.ts'
 import { mirroredResources, type RunDeps, RunRequestError, startRun } from '../../sync/runs.ts'
 import { type DeliveryRoutesOptions, mountDeliveryRoutes } from './delivery-routes.ts'
 import { mountJobsDashboard } from './jobs.ts'
-import { loginPage } from './login.ts'
+import type { Frame } from './layout.ts'
 import { overviewPage } from './overview.ts'
 import { runPage, runsPage } from './runs.ts'
-import { pageSession } from './session.ts'
+import { pageDoor } from './sign-in.ts'
 
 export interface StatusPageDeps {
   token: string
@@ -36,6 +35,13 @@ export interface StatusPageDeps {
   /** The database of the job queue, for pg-boss's own dashboard under /jobs. */
   databaseUrl: string
   logger: Logger
+  /**
+   * Where the page is: '' (the default) at the root, `/accounts/north` for one of several accounts,
+   * whose pages then leave `/login` and `/logout` to the index of accounts (accounts.ts).
+   */
+  basePath?: string
+  /** The account's name, shown on its pages; null (the default): the one account of a deployment. */
+  account?: string | null
 }
 
 export interface StatusPage {
@@ -52,50 +58,29 @@ const NOTICES: Record<string, string> = {
 }
 
 export function createStatusPage(deps: StatusPageDeps): StatusPage {
-  const { db, runs, logger } = deps
-  const session = pageSession(deps.token)
-  const publicOrigin = deps.publicUrl ? new URL(deps.publicUrl).origin : null
+  const { db, runs, logger, basePath: base = '' } = deps
+  const frame: Frame = { base, account: deps.account ?? null }
+  const door = pageDoor(deps)
   const app = new Hono()
   const notice = (c: Context) => NOTICES[c.req.query('notice') ?? '']
+  const at = (path: string) => `${base}${path}`
 
   // Only on the page's own paths: this app is mounted at the root beside the receiver and the admin API.
-  const sameOrigin = csrf({
-    origin: (origin, c) => origin === new URL(c.req.url).origin || origin === publicOrigin,
-  })
-  for (const path of ['/login', '/logout', '/runs', '/runs/*', '/deliveries/*']) app.use(path, sameOrigin)
-  app.get('/login', (c) => (session.admitted(c) ? c.redirect('/', 303) : c.html(loginPage())))
-  app.post('/login', async (c) => {
-    const form = await c.req.parseBody()
-    if (!session.tokenMatches(typeof form.token === 'string' ? form.token : undefined)) {
-      logger.warn('status page: sign-in with a wrong token')
-      return c.html(loginPage({ failed: true }), 401)
-    }
-    session.signIn(c)
-    return c.redirect('/', 303)
-  })
-  app.post('/logout', (c) => {
-    session.signOut(c)
-    return c.redirect('/login', 303)
+  for (const path of ['/runs', '/runs/*', '/deliveries/*']) app.use(at(path), door.sameOrigin)
+  // At the root the page signs in itself; under a base path, the index of accounts does, for all.
+  if (base === '') door.mountSignIn(app)
+  else app.get(base, (c) => c.redirect(at('/'), 301))
+
+  // Everything else only signed in.
+  for (const path of ['/', '/runs', '/runs/*', '/deliveries', '/deliveries/*']) app.use(at(path), door.admit)
+  mountDeliveryRoutes(app, db, { sendReplay: deps.sendReplay, frame })
+  const jobs = mountJobsDashboard(app, door.admit, {
+    databaseUrl: deps.databaseUrl,
+    publicUrl: deps.publicUrl,
+    base,
   })
 
-  // Everything else only signed in: a browser is sent to the form, any other client gets a 401.
-  const admit = async (c: Context, next: () => Promise<void>) => {
-    if (session.admitted(c)) return next()
-    if ((c.req.header('accept') ?? '').includes('text/html')) return c.redirect('/login', 303)
-    return c.json(
-      { error: 'unauthorized: sign in at /login, or send Authorization: Bearer <ADMIN_TOKEN>' },
-      401,
-    )
-  }
-  app.use('/', admit)
-  app.use('/runs', admit)
-  app.use('/runs/*', admit)
-  app.use('/deliveries', admit)
-  app.use('/deliveries/*', admit)
-  mountDeliveryRoutes(app, db, { sendReplay: deps.sendReplay })
-  const jobs = mountJobsDashboard(app, admit, { databaseUrl: deps.databaseUrl, publicUrl: deps.publicUrl })
-
-  app.get('/', async (c) => {
+  app.get(at('/'), async (c) => {
     const status = await deps.status()
     const [newest, budgets] = await Promise.all([
       readNewestChanges(db, mirroredResources(runs)),
@@ -111,44 +96,46 @@ export function createStatusPage(deps: StatusPageDeps): StatusPage {
         hooks: deps.hooks(),
         now: new Date(),
         notice: notice(c),
+        frame,
       }),
     )
   })
 
-  app.get('/runs', async (c) => {
+  app.get(at('/runs'), async (c) => {
     const before = Number(c.req.query('before'))
     const page = await listRuns(db, Number.isInteger(before) && before > 0 ? { before } : {})
-    const shown = { now: new Date(), nextBefore: page.nextBefore, notice: notice(c) }
+    const shown = { now: new Date(), nextBefore: page.nextBefore, notice: notice(c), frame }
     return c.html(runsPage(page.runs.map(runJson), shown))
   })
 
-  app.get('/runs/:id{[0-9]+}', async (c) => {
+  app.get(at('/runs/:id{[0-9]+}'), async (c) => {
     const run = await readRun(db, Number(c.req.param('id')))
-    if (!run) return c.html(runsPage([], { now: new Date(), nextBefore: null, notice: 'No such run.' }), 404)
-    return c.html(runPage(runJson(run), { now: new Date(), notice: notice(c) }))
+    if (!run)
+      return c.html(runsPage([], { now: new Date(), nextBefore: null, notice: 'No such run.', frame }), 404)
+    return c.html(runPage(runJson(run), { now: new Date(), notice: notice(c), frame }))
   })
 
   // A resync: a table (`resource`) or every table, `incremental` or `full`.
-  app.post('/runs', async (c) => {
+  app.post(at('/runs'), async (c) => {
     const form = await c.req.parseBody()
     const mode = form.mode === 'full' ? 'full' : 'incremental'
     const resources = typeof form.resource === 'string' && form.resource ? [form.resource] : undefined
     try {
       const result = await startRun(runs, { mode, resources, requestedBy: 'page' })
-      if (result.status === 'conflict') return c.redirect(`/runs/${result.runId}?notice=covered`, 303)
+      if (result.status === 'conflict') return c.redirect(at(`/runs/${result.runId}?notice=covered`), 303)
       logger.info({ runId: result.runId, mode, resources: resources ?? 'all' }, 'resync requested')
-      return c.redirect(`/runs/${result.runId}?notice=started`, 303)
+      return c.redirect(at(`/runs/${result.runId}?notice=started`), 303)
     } catch (error) {
       if (error instanceof RunRequestError) return c.text(error.message, 400)
       throw error
     }
   })
 
-  app.post('/runs/:id{[0-9]+}/cancel', async (c) => {
+  app.post(at('/runs/:id{[0-9]+}/cancel'), async (c) => {
     const id = Number(c.req.param('id'))
     const result = await cancelRun({ db, enqueue: runs.enqueue, logger }, id, 'page')
     if (result.status === 'unknown') return c.text(`no run ${id}`, 404)
-    return c.redirect(`/runs/${id}?notice=${result.status}`, 303)
+    return c.redirect(at(`/runs/${id}?notice=${result.status}`), 303)
   })
 
   return { routes: app, close: jobs.close }

@@ -2,7 +2,7 @@
 // run with a row per table; an unfinished run can be cancelled from either.
 import { html } from 'hono/html'
 import type { runJson } from '../../status/run-history.ts'
-import { type Html, layout, shownTime, stateClass } from './layout.ts'
+import { type Frame, type Html, layout, shownTime, stateClass } from './layout.ts'
 
 type Run = ReturnType<typeof runJson>
 
@@ -23,16 +23,17 @@ const sum = (run: Run, field: 'records' | 'api_requests') =>
 const outcomeClass = (status: string) =>
   stateClass(status === 'succeeded' ? 'on time' : status === 'failed' ? 'error' : 'late')
 
-function cancelButton(run: Run): Html {
+function cancelButton(base: string, run: Run): Html {
   if (!UNFINISHED.has(run.status)) return html``
-  return html`<form class="inline" method="post" action="/runs/${run.id}/cancel"><button type="submit">Cancel</button></form>`
+  return html`<form class="inline" method="post" action="${base}/runs/${run.id}/cancel"><button type="submit">Cancel</button></form>`
 }
 
 export function runsPage(
   runs: Run[],
-  options: { now: Date; nextBefore: number | null; notice?: string },
+  options: { now: Date; nextBefore: number | null; notice?: string; frame: Frame },
 ): Html {
-  const { now } = options
+  const { now, frame } = options
+  const { base } = frame
   const body = html`
 ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
 <h2>Runs</h2>
@@ -42,26 +43,28 @@ ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` :
 <tbody>
 ${runs.map(
   (run) => html`<tr data-run="${run.id}" data-status="${run.status}">
-<td><a href="/runs/${run.id}">${run.id}</a></td><td>${run.mode}</td><td>${run.requested_by}</td>
+<td><a href="${base}/runs/${run.id}">${run.id}</a></td><td>${run.mode}</td><td>${run.requested_by}</td>
 <td>${shownTime(run.created_at)}</td><td>${duration(run, now)}</td>
 <td class="number">${sum(run, 'records').toLocaleString('en')}</td>
 <td class="number">${sum(run, 'api_requests').toLocaleString('en')}</td>
 <td><span class="${outcomeClass(run.status)}">${run.status}</span>${run.error ? html`<br><span class="error">${run.error}</span>` : ''}</td>
-<td>${cancelButton(run)}</td>
+<td>${cancelButton(base, run)}</td>
 </tr>`,
 )}
 </tbody>
 </table>
-${options.nextBefore === null ? '' : html`<p><a href="/runs?before=${options.nextBefore}">Older runs</a></p>`}`
-  return layout('Runs', body)
+${options.nextBefore === null ? '' : html`<p><a href="${base}/runs?before=${options.nextBefore}">Older runs</a></p>`}`
+  return layout('Runs', body, { frame })
 }
 
-export function runPage(run: Run, options: { now: Date; notice?: string }): Html {
+export function runPage(run: Run, options: { now: Date; notice?: string; frame: Frame }): Html {
+  const { frame } = options
+  const { base } = frame
   const body = html`
 ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
 <h2>Run ${run.id}: ${run.mode}, asked by ${run.requested_by}</h2>
 <p id="run-status" data-status="${run.status}"><span class="${outcomeClass(run.status)}">${run.status}</span>,
-created ${shownTime(run.created_at)}, ${duration(run, options.now)}. ${cancelButton(run)}</p>
+created ${shownTime(run.created_at)}, ${duration(run, options.now)}. ${cancelButton(base, run)}</p>
 ${run.error ? html`<p class="error">${run.error}</p>` : ''}
 <table id="sweeps">
 <thead><tr><th>Table</th><th>Status</th><th class="number">Records</th><th class="number">Pages</th>
@@ -79,6 +82,6 @@ ${run.resources.map(
 )}
 </tbody>
 </table>
-<p><a href="/runs">All runs</a></p>`
-  return layout(`Run ${run.id}`, body)
+<p><a href="${base}/runs">All runs</a></p>`
+  return layout(`Run ${run.id}`, body, { frame })
 }
