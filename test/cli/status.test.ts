@@ -60,8 +60,8 @@ afterAll(async () => {
 
 describe('crm-sync status --json', () => {
   it('reports every enabled resource, the hooks, the queues and the inbox', async () => {
-    const { code, stdout } = await cli(['status', '--json'], env, cwd)
-    expect(code).toBe(0)
+    const { code, stdout, stderr } = await cli(['status', '--json'], env, cwd)
+    expect(code, stderr).toBe(0)
     const status = JSON.parse(stdout) as StatusJson
     expect(status.resources.map((resource) => resource.resource)).toEqual(resourceNames)
     expect(status.resources.find((resource) => resource.resource === 'crm.people')).toMatchObject({
@@ -82,8 +82,8 @@ describe('crm-sync status --json', () => {
 
   it('asks the CRM nothing with --no-hooks', async () => {
     const before = sandbox.control.counters().crm.requests
-    const { code, stdout } = await cli(['status', '--json', '--no-hooks'], env, cwd)
-    expect(code).toBe(0)
+    const { code, stdout, stderr } = await cli(['status', '--json', '--no-hooks'], env, cwd)
+    expect(code, stderr).toBe(0)
     expect(JSON.parse(stdout)).toMatchObject({ hooks: null, hooks_error: null })
     expect(sandbox.control.counters().crm.requests).toBe(before)
   })
