@@ -4,6 +4,7 @@
 // shows disabled is replaced like a missing one.
 // Replicas starting together are serialised by a PostgreSQL advisory lock.
 import { sql } from 'kysely'
+import pLimit from 'p-limit'
 import type { CrmClient, Hook, NewHook } from '../api-client/crm.ts'
 import { webhookPath } from '../receiver/app.ts'
 import {
@@ -14,6 +15,7 @@ import {
   WEBHOOK_MODELS,
   type WebhookModel,
 } from '../resources/index.ts'
+import { accountLockKey } from '../store/account-schemas.ts'
 import type { Db } from '../store/database.ts'
 
 export type HooksApi = Pick<CrmClient, 'listHooks' | 'createHook' | 'deleteHook'>
@@ -35,6 +37,11 @@ export interface RegistrationResult {
 
 // Arbitrary constant of this project: the key of the advisory lock that serialises registrations.
 const REGISTRATION_LOCK = 7_349_201_115
+// The registrations of one process (one per account) take turns, a few at a time: each holds a
+// database connection for its transaction (the lock) while it asks the CRM, and its requests need
+// another for the budget; twenty accounts registering at once would hold the whole pool.
+const REGISTRATIONS_AT_ONCE = 3
+const inTurn = pLimit(REGISTRATIONS_AT_ONCE)
 
 /** A hook is crm-sync's when its target ends in crm-sync's receiver path (any host, any secret). */
 const OWN_TARGET = new RegExp(
@@ -105,8 +112,12 @@ export async function registerHooks(
   api: HooksApi,
   settings: HookSettings,
 ): Promise<RegistrationResult> {
+  return inTurn(() => registerInTurn(db, api, settings))
+}
+
+function registerInTurn(db: Db, api: HooksApi, settings: HookSettings): Promise<RegistrationResult> {
   return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${REGISTRATION_LOCK})`.execute(trx)
+    await sql`select pg_advisory_xact_lock(${accountLockKey(trx, REGISTRATION_LOCK)})`.execute(trx)
     const existing = await api.listHooks()
     const foreign = existing.filter((hook) => !isOwnHook(hook))
     const own = existing.filter(isOwnHook)
@@ -149,12 +160,14 @@ export function reregistrationReasons(result: RegistrationResult): Record<Reregi
 
 /** Removes crm-sync's own hooks (any URL, any secret); foreign hooks stay. */
 export async function removeHooks(db: Db, api: HooksApi): Promise<Hook[]> {
-  return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${REGISTRATION_LOCK})`.execute(trx)
-    const own = (await api.listHooks()).filter(isOwnHook)
-    for (const hook of own) await api.deleteHook(hook.id)
-    return own
-  })
+  return inTurn(() =>
+    db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${accountLockKey(trx, REGISTRATION_LOCK)})`.execute(trx)
+      const own = (await api.listHooks()).filter(isOwnHook)
+      for (const hook of own) await api.deleteHook(hook.id)
+      return own
+    }),
+  )
 }
 
 /** The target URL with its secret segment masked, for lists and logs. */

@@ -14,9 +14,11 @@ import {
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
   type QueryResult,
+  type RawBuilder,
   type RawNode,
   type RootOperationNode,
   type SchemableIdentifierNode,
+  sql,
   type UnknownRow,
   ValueNode,
 } from 'kysely'
@@ -196,6 +198,18 @@ export function catalogNames<DB>(db: Kysely<DB>): CatalogNames {
 export function schemasOf<DB>(db: Kysely<DB>): AccountSchemas {
   const plugin = db.getExecutor().plugins.find((p) => p instanceof AccountSchemasPlugin)
   return plugin?.schemas ?? DEFAULT_SCHEMAS
+}
+
+/**
+ * The key of an advisory lock of `db`'s account: `key` itself for the one account without
+ * ACCOUNTS_FILE (as before there were several), mixed with the account's engine schema otherwise, so
+ * that one account's lock never holds another's work back.
+ */
+export function accountLockKey<DB>(db: Kysely<DB>, key: number): RawBuilder<unknown> {
+  const state = schemasOf(db).sync
+  return state === DEFAULT_SCHEMAS.sync
+    ? sql`${key}::bigint`
+    : sql`(${key}::bigint # hashtext(${state})::bigint)`
 }
 
 /** `sync.inbox` as `db`'s account names it (`sync_north.inbox`): for the catalog's functions. */

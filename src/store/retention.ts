@@ -7,7 +7,7 @@
 // the delete.
 import { type Kysely, sql } from 'kysely'
 import { idType, resourceNames, resources } from '../resources/index.ts'
-import { relationOf } from './account-schemas.ts'
+import { accountLockKey } from './account-schemas.ts'
 import type { Db } from './database.ts'
 import {
   HISTORY_SCHEMA,
@@ -41,13 +41,8 @@ const STATEMENT_TIMEOUT = '30s'
  * process holds the lock.
  */
 export async function withRetentionLock<T>(db: Db, work: (db: Db) => Promise<T>): Promise<T | null> {
-  // Each account's retention has a lock of its own (./account-schemas.ts), so that one account's
-  // never keeps another's from its turn; the one account without ACCOUNTS_FILE keeps the plain key.
-  const state = relationOf(db, 'sync')
-  const key =
-    state === 'sync'
-      ? sql`${RETENTION_LOCK}::bigint`
-      : sql`(${RETENTION_LOCK}::bigint # hashtext(${state})::bigint)`
+  // Each account's retention has a lock of its own: one account's never keeps another's from its turn.
+  const key = accountLockKey(db, RETENTION_LOCK)
   return db.connection().execute(async (connection) => {
     const result = await sql<{ locked: boolean }>`
       select pg_try_advisory_lock(${key}) as locked

@@ -1,5 +1,6 @@
 // The locks every change of a sweep takes first, and the run status derived from its sweeps.
 import { type Kysely, sql } from 'kysely'
+import { relationOf } from '../account-schemas.ts'
 import type { Database } from '../schema.ts'
 
 // A sweep writes progress after every page and every reconciled batch; one that has been silent for
@@ -20,7 +21,9 @@ const SWEEP_LOCK = 0x5eed
 /** Takes the resources' advisory locks, in name order, until the end of the transaction. */
 export async function lockResources(trx: Kysely<Database>, resources: readonly string[]) {
   for (const resource of [...new Set(resources)].sort()) {
-    await sql`select pg_advisory_xact_lock(${SWEEP_LOCK}, hashtext(${resource}))`.execute(trx)
+    // The table as the account names it (`crm.people`, `crm_north.people`): a lock per account's table.
+    const table = relationOf(trx, resource)
+    await sql`select pg_advisory_xact_lock(${SWEEP_LOCK}, hashtext(${table}))`.execute(trx)
   }
 }
 
