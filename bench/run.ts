@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { missingNodeFlags } from '../bin/node-flags.js'
+import { accounts } from './accounts.ts'
 import { apply } from './apply.ts'
 import { backfill } from './backfill.ts'
 import { convergence } from './convergence.ts'
@@ -50,6 +51,7 @@ const SCENARIOS: Scenario[] = [
   freshnessKinds,
   statusPage,
   details,
+  accounts,
 ]
 
 const { values } = parseArgs({
