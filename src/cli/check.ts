@@ -133,7 +133,9 @@ async function lineOf(check: CheckLine['check'], look: () => Promise<CheckLine>)
 }
 
 async function publicationLine(db: Db, config: Config): Promise<CheckLine> {
-  const { state, detail } = await inspectPublication(db, config.mirrorPublication)
+  // The publication holds every account's mirror tables, whichever account is checked.
+  const accounts = config.accounts.map((account) => account.schemas)
+  const { state, detail } = await inspectPublication(db, config.mirrorPublication, accounts)
   const outcome = state === 'off' ? 'skip' : state === 'skipped' ? 'warn' : 'ok'
   return { check: 'publication', outcome, detail }
 }

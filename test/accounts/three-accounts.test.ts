@@ -15,6 +15,7 @@ import { type Running, start } from '../../src/service.ts'
 import type { Status } from '../../src/status/engine-status.ts'
 import { accountSchemas, forAccount } from '../../src/store/account-schemas.ts'
 import type { Db } from '../../src/store/database.ts'
+import { publishedTables } from '../../src/store/publication.ts'
 import { cli, removeWorkdirs, workdir } from '../cli/run.ts'
 import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
@@ -177,6 +178,15 @@ describe('three accounts in one deployment', () => {
     }
     const text = await cli(['status', '--no-hooks'], env, cwd)
     expect(text.stdout).toMatch(/^Account (north|south|east): /)
+
+    // One publication holds every account's mirror tables: current, whichever account is checked.
+    const check = await cli(['check', '--account', 'north', '--json'], env, cwd)
+    const lines = JSON.parse(check.stdout) as { checks: { check: string; outcome: string; detail: string }[] }
+    const publication = lines.checks.find((line) => line.check === 'publication')
+    expect(publication?.outcome, publication?.detail).toBe('ok')
+    expect(publication?.detail).toMatch(
+      new RegExp(`publication crm_sync_mirror of ${3 * publishedTables.length} tables`),
+    )
 
     const unnamed = await cli(['runs', '--json'], env, cwd)
     expect(unnamed.code).toBe(2)
