@@ -82,6 +82,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
       database.url,
       logger,
       configs.map((account) => account.account.name),
+      { pruneSchedules: true },
     )
     jobs = queue
     const several = configs.length > 1

@@ -34,7 +34,8 @@ With several accounts (ACCOUNTS_FILE), every account's schemas, or those of --ac
         forAccount(database.db, DEFAULT_SCHEMAS),
         config.mirrorPublication,
         logger,
-        accounts.map((account) => account.account.schemas),
+        // The publication holds every account's tables, whichever accounts were migrated.
+        config.accounts.map((account) => account.schemas),
       )
       return EXIT.ok
     } finally {

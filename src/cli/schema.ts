@@ -40,7 +40,7 @@ Options:
                       --markdown: replace the generated part of <file> in place
                       (npm run cli -- schema --markdown --output docs/mirror.md)`
 
-const NAME_RULE = 'a-z, then at most 30 of a-z, 0-9 and "_"'
+const NAME_RULE = 'a-z, then at most 30 of a-z, 0-9 and "_", not ending in "_live"'
 
 type Accounts = { names: string[]; from: string } | { problems: string[] }
 

@@ -25,7 +25,9 @@ export interface AccountSettings {
 }
 
 // At most 31 characters: the longest schema, reservations_<name>_live, stays far below PostgreSQL's 63.
-export const ACCOUNT_NAME = /^[a-z][a-z0-9_]{0,30}$/
+// Not ending in _live: north_live's mirror would be crm_north_live, the schema of north's live views.
+export const ACCOUNT_NAME = /^(?!.*_live$)[a-z][a-z0-9_]{0,30}$/
+const NAME_RULE = 'an account name must be a-z, then at most 30 of a-z, 0-9 and "_", not ending in "_live"'
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/
 
 // The rules of CRM_BASE_URL, CRM_API_KEY and WEBHOOK_SECRET (src/config/index.ts, which exports none).
@@ -170,8 +172,7 @@ function readService(raw: unknown, at: string, read: ReadSecret, problems: strin
 function readAccount(name: string, raw: unknown, read: ReadSecret, problems: string[]) {
   const at = `accounts.${name.slice(0, 60)}`
   const before = problems.length
-  if (!ACCOUNT_NAME.test(name))
-    problems.push(problem(at, 'an account name must be a-z, then at most 30 of a-z, 0-9 and "_"'))
+  if (!ACCOUNT_NAME.test(name)) problems.push(problem(at, NAME_RULE))
   const parsed = account.safeParse(raw)
   for (const issue of parsed.error?.issues ?? []) problems.push(...describe(issue, at, raw))
   const section = asSection(raw) ?? {}
@@ -204,13 +205,17 @@ const sameService = (a: ServiceSettings | null, b: ServiceSettings | null) =>
   a !== null && b !== null && a.apiKey === b.apiKey && new URL(a.baseUrl).href === new URL(b.baseUrl).href
 
 // Two accounts on one upstream account and key would spend one key's rate budget twice, each unaware
-// of the other. A shared webhook secret is allowed: deliveries are routed by the account's path.
+// of the other; two on one CRM, whatever their keys, would each take the other's hooks for its own. A
+// shared webhook secret is allowed: deliveries are routed by the account's path.
 function sharedKeys(accounts: AccountSettings[]): string[] {
   const problems: string[] = []
   for (const [index, a] of accounts.entries()) {
     for (const b of accounts.slice(index + 1)) {
       const pair = `accounts ${a.name} and ${b.name} mirror the same`
       if (sameService(a.crm, b.crm)) problems.push(problem('', `${pair} CRM account with the same key`))
+      // The CRM's hooks of one account would count as the other's own, and be replaced by it.
+      else if (new URL(a.crm.baseUrl).href === new URL(b.crm.baseUrl).href)
+        problems.push(problem('', `${pair} CRM (base_url): give each CRM account one entry`))
       if (sameService(a.reservation, b.reservation))
         problems.push(problem('', `${pair} reservation account with the same key`))
     }
@@ -289,11 +294,6 @@ export function readAccountNames(path: string): { names: string[]; problems: str
   if (parsed.success && names.length === 0)
     problems.push(problem('accounts', 'must name at least one account'))
   for (const name of names.filter((name) => !ACCOUNT_NAME.test(name)))
-    problems.push(
-      problem(
-        `accounts.${name.slice(0, 60)}`,
-        'an account name must be a-z, then at most 30 of a-z, 0-9 and "_"',
-      ),
-    )
+    problems.push(problem(`accounts.${name.slice(0, 60)}`, NAME_RULE))
   return { names: problems.length > 0 ? [] : names, problems }
 }

@@ -2,6 +2,7 @@
 // Accepted deliveries are also the queue of work: the receiver's insert is all it needs to commit
 // before answering, and workers take them oldest first (`for update skip locked`, so replicas share).
 import { CompiledQuery, type Insertable, type Kysely, type Selectable, sql } from 'kysely'
+import { relationOf } from './account-schemas.ts'
 import type { Db } from './database.ts'
 import type { Database, InboxTable } from './schema.ts'
 
@@ -78,9 +79,10 @@ export async function insertAcceptedDeliveries(
       row.headers ?? null,
     )
   }
+  // A compiled query passes no plugin: the inbox is named as the account names it (./account-schemas.ts).
   const { rows: inserted } = await db.executeQuery<{ id: number }>(
     CompiledQuery.raw(
-      `insert into sync.inbox (model, event, shape, record_id, payload, body, reason, headers, status)
+      `insert into ${relationOf(db, 'sync.inbox')} (model, event, shape, record_id, payload, body, reason, headers, status)
        values ${tuples.join(', ')} returning id`,
       parameters,
     ),

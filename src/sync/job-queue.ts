@@ -142,6 +142,7 @@ export async function startJobQueue(
   connectionString: string,
   logger: Logger,
   accounts: readonly (string | null)[] = [null],
+  options: { pruneSchedules?: boolean } = {},
 ): Promise<JobQueue> {
   // LISTEN/NOTIFY wakes workers the moment a delivery or refresh is queued (polling stays the floor).
   const boss = new PgBoss({
@@ -172,8 +173,9 @@ export async function startJobQueue(
     }
   }
   // An account no longer in ACCOUNTS_FILE: its schedules end (its queues and schemas are left alone).
+  // Only `crm-sync start`, which knows every account, asks this: a command knows the one it works on.
   const kept = new Set(accounts.filter((account) => account !== null))
-  for (const { name } of await boss.getSchedules()) {
+  for (const { name } of options.pruneSchedules ? await boss.getSchedules() : []) {
     const [account] = name.split('/')
     if (name.includes('/') && !kept.has(account as string)) await boss.unschedule(name)
   }

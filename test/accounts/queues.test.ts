@@ -16,8 +16,8 @@ describe('the queues of accounts', () => {
   afterAll(async () => {
     for (const boss of started) await boss.stop({ graceful: false })
   })
-  const start = async (accounts: (string | null)[]) => {
-    const boss = await startJobQueue(database.url, logger, accounts)
+  const start = async (accounts: (string | null)[], pruneSchedules = true) => {
+    const boss = await startJobQueue(database.url, logger, accounts, { pruneSchedules })
     started.push(boss)
     return boss
   }
@@ -48,6 +48,13 @@ describe('the queues of accounts', () => {
     await accountQueue(both, 'north').schedule(QUEUES.fullTick.name, '0 3 * * *', null, { tz: 'UTC' })
     await accountQueue(both, 'south').schedule(QUEUES.fullTick.name, '0 3 * * *', null, { tz: 'UTC' })
     await both.stop({ graceful: false })
+    // A command that works on one account (resync --account north) ends no other's schedule.
+    const command = await start(['north'], false)
+    expect((await command.getSchedules()).map((schedule) => schedule.name).sort()).toEqual([
+      `north/${QUEUES.fullTick.name}`,
+      `south/${QUEUES.fullTick.name}`,
+    ])
+    await command.stop({ graceful: false })
     const northOnly = await start(['north'])
     expect((await northOnly.getSchedules()).map((schedule) => schedule.name)).toEqual([
       `north/${QUEUES.fullTick.name}`,

@@ -152,6 +152,16 @@ describe('three accounts in one deployment', () => {
       'the change in north and the deletion in south',
     )
     expect((await nameOf(dbs.north, shared))?.deleted).toBe(false)
+    // The webhooks came through each account's receiver into its own inbox, and none into the code's.
+    const inbox = async (db: Db) =>
+      (
+        await sql<{
+          n: number
+        }>`select count(*)::int as n from sync.inbox where record_id = ${shared}`.execute(db)
+      ).rows[0]?.n
+    expect(await inbox(dbs.north)).toBeGreaterThan(0)
+    expect(await inbox(dbs.south)).toBeGreaterThan(0)
+    expect(await inbox(database.db)).toBe(0)
     expect((await nameOf(dbs.south, shared))?.name).toBe(southBefore?.name)
     expect((await nameOf(dbs.east, shared))?.name).not.toBe('Changed in north only')
     for (const name of NAMES) await converged(name)

@@ -40,8 +40,8 @@ describe('readAccountNames', () => {
     expect(await names('accounts:\n  north: {}\n  North: {}\n  9lives: {}\n')).toEqual({
       names: [],
       problems: [
-        'ACCOUNTS_FILE accounts.North: an account name must be a-z, then at most 30 of a-z, 0-9 and "_"',
-        'ACCOUNTS_FILE accounts.9lives: an account name must be a-z, then at most 30 of a-z, 0-9 and "_"',
+        'ACCOUNTS_FILE accounts.North: an account name must be a-z, then at most 30 of a-z, 0-9 and "_", not ending in "_live"',
+        'ACCOUNTS_FILE accounts.9lives: an account name must be a-z, then at most 30 of a-z, 0-9 and "_", not ending in "_live"',
       ],
     })
     expect((await names('accounts:\n  north: {}\n  north: {}\n')).problems).toEqual([

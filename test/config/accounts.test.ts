@@ -86,15 +86,15 @@ describe('parseAccounts', () => {
     expect(parse(json, env)).toEqual({ accounts: expected, problems: [] })
   })
 
-  it('takes names of a-z, then at most 30 of a-z, 0-9 and "_"', () => {
+  it('takes names of a-z, then at most 30 of a-z, 0-9 and "_", not ending in "_live"', () => {
     for (const name of ['a', 'north_2', `a${'b'.repeat(30)}`]) {
       expect(ACCOUNT_NAME.test(name)).toBe(true)
       expect(parse(`{"accounts": {"${name}": {${crm}}}}`).problems).toEqual([])
     }
-    for (const name of ['North', '2nd', '_north', 'north-2', `a${'b'.repeat(31)}`]) {
+    for (const name of ['North', '2nd', '_north', 'north-2', `a${'b'.repeat(31)}`, 'north_live']) {
       expect(ACCOUNT_NAME.test(name)).toBe(false)
       expect(parse(`{"accounts": {"${name}": {${crm}}}}`).problems).toEqual([
-        `ACCOUNTS_FILE accounts.${name}: an account name must be a-z, then at most 30 of a-z, 0-9 and "_"`,
+        `ACCOUNTS_FILE accounts.${name}: an account name must be a-z, then at most 30 of a-z, 0-9 and "_", not ending in "_live"`,
       ])
     }
   })
@@ -167,11 +167,16 @@ accounts:
     }
   })
 
-  it('allows two accounts on one CRM with different keys, and a shared webhook secret', () => {
-    const other = '"crm": {"base_url": "https://north.example.com", "api_key_env": "NORTH_RES_KEY"}'
+  it('refuses two accounts on one CRM even with different keys, and allows a shared webhook secret', () => {
+    const other = '"crm": {"base_url": "https://north.example.com/", "api_key_env": "NORTH_RES_KEY"}'
     const secret = '"webhook_secret_env": "NORTH_WEBHOOK_SECRET"'
     const text = `{"accounts": {"north": {${crm}, ${secret}}, "south": {${other}, ${secret}}}}`
-    expect(parse(text).accounts.map((account) => account.name)).toEqual(['north', 'south'])
+    expect(parse(text).problems).toEqual([
+      'ACCOUNTS_FILE accounts north and south mirror the same CRM (base_url): give each CRM account one entry',
+    ])
+    const elsewhere = other.replace('north.example.com', 'south.example.com')
+    const apart = `{"accounts": {"north": {${crm}, ${secret}}, "south": {${elsewhere}, ${secret}}}}`
+    expect(parse(apart).accounts.map((account) => account.name)).toEqual(['north', 'south'])
   })
 
   it('counts a variable set empty as unset', () => {
