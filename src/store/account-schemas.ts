@@ -178,16 +178,14 @@ export function catalogNames<DB>(db: Kysely<DB>): CatalogNames {
   const schemas = schemasOf(db)
   const known = namesCache.get(schemas)
   if (known) return known
-  const forward = new SchemaRenamer(DEFAULT_SCHEMAS, schemas)
   const back = new SchemaRenamer(schemas, DEFAULT_SCHEMAS)
-  const swap = (renamer: SchemaRenamer, name: string) => {
-    const [schema = '', ...rest] = name.split('.')
-    return [renamer.schema(schema), ...rest].join('.')
-  }
   const names: CatalogNames = {
     schemas,
-    physical: (name) => swap(forward, name),
-    logical: (name) => swap(back, name),
+    physical: (name) => qualifiedIn(schemas, name),
+    logical: (name) => {
+      const [schema = '', ...rest] = name.split('.')
+      return [back.schema(schema), ...rest].join('.')
+    },
     logicalText: (text) => back.rename(text),
   }
   namesCache.set(schemas, names)
@@ -214,5 +212,5 @@ export function accountLockKey<DB>(db: Kysely<DB>, key: number): RawBuilder<unkn
 
 /** `sync.inbox` as `db`'s account names it (`sync_north.inbox`): for the catalog's functions. */
 export function relationOf<DB>(db: Kysely<DB>, qualified: string): string {
-  return catalogNames(db).physical(qualified)
+  return qualifiedIn(schemasOf(db), qualified)
 }
