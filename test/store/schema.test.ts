@@ -74,7 +74,9 @@ describe('migrations', () => {
     const statements: string[] = []
     const logged = new Kysely<Database>({
       dialect: new PostgresDialect({ pool }),
-      log: (event) => statements.push(event.query.sql),
+      log: (event) => {
+        statements.push(event.query.sql)
+      },
     })
     const account = forAccount(logged, accountSchemas('north'))
     expect(await migrateToLatest(account)).toHaveLength(await migrationFileCount())
