@@ -42,6 +42,9 @@ const REGISTRATION_LOCK = 7_349_201_115
 // another for the budget; twenty accounts registering at once would hold the whole pool.
 const REGISTRATIONS_AT_ONCE = 3
 const inTurn = pLimit(REGISTRATIONS_AT_ONCE)
+// Requests of one registration in flight at once: twelve hooks in three round trips, a small share
+// of the account's budget (50 requests / 10 s).
+const REQUESTS_AT_ONCE = 4
 
 /** A hook is crm-sync's when its target ends in crm-sync's receiver path (any host, any secret). */
 const OWN_TARGET = new RegExp(
@@ -116,6 +119,7 @@ export async function registerHooks(
 }
 
 function registerInTurn(db: Db, api: HooksApi, settings: HookSettings): Promise<RegistrationResult> {
+  const atOnce = pLimit(REQUESTS_AT_ONCE)
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${accountLockKey(trx, REGISTRATION_LOCK)})`.execute(trx)
     const existing = await api.listHooks()
@@ -130,11 +134,12 @@ function registerInTurn(db: Db, api: HooksApi, settings: HookSettings): Promise<
       else missing.push(wanted)
     }
     // Create before deleting: a moment of duplicate deliveries is harmless, a moment without a hook is not.
-    for (const hook of missing) await api.createHook(hook)
-    for (const hook of own.filter((hook) => !kept.includes(hook))) {
-      await api.deleteHook(hook.id)
-      deleted.push(hook)
-    }
+    // A few requests at a time (each waits for the budget): the lock and its connection are held for
+    // two or three round trips rather than one per hook.
+    await Promise.all(missing.map((hook) => atOnce(() => api.createHook(hook))))
+    const stale = own.filter((hook) => !kept.includes(hook))
+    await Promise.all(stale.map((hook) => atOnce(() => api.deleteHook(hook.id))))
+    deleted.push(...stale)
     return { created: missing, deleted, kept, foreign }
   })
 }

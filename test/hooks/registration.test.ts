@@ -118,6 +118,37 @@ describe('hook registration', () => {
     expect(await crm.listHooks()).toHaveLength(12)
   })
 
+  it('sends a few requests at a time, every hook created before any is deleted', async () => {
+    await registerHooks(database.db, crm, settings({ secret: 'old-secret-0123456789' }))
+    let inFlight = 0
+    let most = 0
+    const order: string[] = []
+    const counted =
+      <A extends unknown[], R>(kind: string, call: (...args: A) => Promise<R>) =>
+      async (...args: A) => {
+        inFlight++
+        most = Math.max(most, inFlight)
+        try {
+          return await call(...args)
+        } finally {
+          inFlight--
+          order.push(kind)
+        }
+      }
+    const api = {
+      listHooks: counted('list', () => crm.listHooks()),
+      createHook: counted('create', (hook: Parameters<CrmClient['createHook']>[0]) => crm.createHook(hook)),
+      deleteHook: counted('delete', (id: Parameters<CrmClient['deleteHook']>[0]) => crm.deleteHook(id)),
+    }
+    const result = await registerHooks(database.db, api, settings())
+    expect(result.created).toHaveLength(12)
+    expect(result.deleted).toHaveLength(12)
+    expect(most).toBeGreaterThan(1)
+    expect(most).toBeLessThanOrEqual(4)
+    expect(order.lastIndexOf('create')).toBeLessThan(order.indexOf('delete'))
+    expect(await crm.listHooks()).toHaveLength(12)
+  })
+
   it('removes only its own hooks', async () => {
     await crm.createHook({
       model: 'deal',
