@@ -145,10 +145,12 @@ export async function startJobQueue(
   options: { pruneSchedules?: boolean } = {},
 ): Promise<JobQueue> {
   // LISTEN/NOTIFY wakes workers the moment a delivery or refresh is queued (polling stays the floor).
+  // Its pool of 5 and its LISTEN connection, with the main pool's 10: 16 connections a process,
+  // whatever the number of accounts (docs/accounts.md).
   const boss = new PgBoss({
     connectionString,
     schema: JOB_SCHEMA,
-    max: 6,
+    max: 5,
     application_name: 'crm-sync:jobs',
     useListenNotify: true,
     // A sweep or refresh whose process died is noticed by its missed heartbeats (10 s, the least
