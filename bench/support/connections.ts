@@ -8,8 +8,12 @@ import { sql } from 'kysely'
 import type { Db } from '../../src/store/database.ts'
 import { processTree } from './process-tree.ts'
 
-/** The local ports of the TCP sockets the processes of the tree under `root` hold open. */
-export function socketPorts(root: number): Set<number> {
+/**
+ * The local ports of the TCP sockets the processes of the tree under `root` hold open to `remotePort`
+ * (PostgreSQL's): Linux gives one local port to several connections whose remote ends differ, so a
+ * port alone may be another engine's connection to PostgreSQL and this one's to an upstream.
+ */
+export function socketPorts(root: number, remotePort: number): Set<number> {
   const inodes = new Set<string>()
   for (const pid of processTree(root)) {
     let fds: string[]
@@ -39,6 +43,8 @@ export function socketPorts(root: number): Set<number> {
     for (const line of text.split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/)
       if (fields.length < 10 || !inodes.has(fields[9] as string)) continue
+      const remote = Number.parseInt((fields[2] as string).split(':').pop() as string, 16)
+      if (remote !== remotePort) continue
       ports.add(Number.parseInt((fields[1] as string).split(':').pop() as string, 16))
     }
   }
@@ -76,11 +82,13 @@ export function sampleConnections(
   let samples = 0
   let stopped = false
   const sample = async () => {
-    const { rows } = await sql<{ port: number | null; name: string }>`
-      select client_port as port, application_name as name from pg_stat_activity
+    const { rows } = await sql<{ port: number | null; name: string; server: number }>`
+      select client_port as port, application_name as name, current_setting('port')::int as server
+      from pg_stat_activity
       where datname = ${database} and application_name in ('crm-sync', 'crm-sync:jobs')
     `.execute(db)
-    const engines = roots().map(socketPorts)
+    const server = rows[0]?.server ?? 5432
+    const engines = roots().map((root) => socketPorts(root, server))
     const counts = engines.map(
       (ports) => rows.filter((row) => row.port !== null && ports.has(row.port)).length,
     )
