@@ -2,8 +2,9 @@
 // resource table and event (WEBHOOK_MODELS x WEBHOOK_EVENTS) with HOOK_OBJECT_TYPE, pointing at
 // PUBLIC_URL — while never touching hooks that are not crm-sync's. A hook of crm-sync's that the CRM
 // shows disabled is replaced like a missing one.
-// Replicas starting together are serialised by a PostgreSQL advisory lock.
-import { sql } from 'kysely'
+// Replicas starting together are serialised by a lease (store/leases.ts).
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pLimit from 'p-limit'
 import type { CrmClient, Hook, NewHook } from '../api-client/crm.ts'
 import { webhookPath } from '../receiver/app.ts'
@@ -15,8 +16,8 @@ import {
   WEBHOOK_MODELS,
   type WebhookModel,
 } from '../resources/index.ts'
-import { accountLockKey } from '../store/account-schemas.ts'
 import type { Db } from '../store/database.ts'
+import { releaseLease, takeLease } from '../store/leases.ts'
 
 export type HooksApi = Pick<CrmClient, 'listHooks' | 'createHook' | 'deleteHook'>
 
@@ -35,16 +36,33 @@ export interface RegistrationResult {
   foreign: Hook[]
 }
 
-// Arbitrary constant of this project: the key of the advisory lock that serialises registrations.
-const REGISTRATION_LOCK = 7_349_201_115
-// The registrations of one process (one per account) take turns, a few at a time: each holds a
-// database connection for its transaction (the lock) while it asks the CRM, and its requests need
-// another for the budget; twenty accounts registering at once would hold the whole pool.
-const REGISTRATIONS_AT_ONCE = 3
-const inTurn = pLimit(REGISTRATIONS_AT_ONCE)
+// The lease that serialises the registrations of an account (in the account's sync schema). It holds
+// no database connection while the registration asks the CRM: a lock would hold one for the whole
+// registration, away from the account's other work and every other account's.
+const REGISTRATION_LEASE = 'hook-registration'
+/** A holder renews its lease this often; one that died holds the others back for LEASE_MS at most. */
+const LEASE_MS = 20_000
+const RENEW_MS = 5_000
+/** How often a registration waiting for the lease looks again. */
+const WAIT_MS = 500
 // Requests of one registration in flight at once: twelve hooks in three round trips, a small share
 // of the account's budget (50 requests / 10 s).
 const REQUESTS_AT_ONCE = 4
+
+/** Runs `work` holding the account's registration lease, renewed until `work` ends. */
+async function underLease<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  const holder = randomUUID()
+  while (!(await takeLease(db, REGISTRATION_LEASE, holder, LEASE_MS))) await sleep(WAIT_MS)
+  const renewal = setInterval(() => {
+    takeLease(db, REGISTRATION_LEASE, holder, LEASE_MS).catch(() => {})
+  }, RENEW_MS)
+  try {
+    return await work()
+  } finally {
+    clearInterval(renewal)
+    await releaseLease(db, REGISTRATION_LEASE, holder).catch(() => {})
+  }
+}
 
 /** A hook is crm-sync's when its target ends in crm-sync's receiver path (any host, any secret). */
 const OWN_TARGET = new RegExp(
@@ -115,13 +133,8 @@ export async function registerHooks(
   api: HooksApi,
   settings: HookSettings,
 ): Promise<RegistrationResult> {
-  return inTurn(() => registerInTurn(db, api, settings))
-}
-
-function registerInTurn(db: Db, api: HooksApi, settings: HookSettings): Promise<RegistrationResult> {
   const atOnce = pLimit(REQUESTS_AT_ONCE)
-  return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${accountLockKey(trx, REGISTRATION_LOCK)})`.execute(trx)
+  return underLease(db, async () => {
     const existing = await api.listHooks()
     const foreign = existing.filter((hook) => !isOwnHook(hook))
     const own = existing.filter(isOwnHook)
@@ -134,8 +147,8 @@ function registerInTurn(db: Db, api: HooksApi, settings: HookSettings): Promise<
       else missing.push(wanted)
     }
     // Create before deleting: a moment of duplicate deliveries is harmless, a moment without a hook is not.
-    // A few requests at a time (each waits for the budget): the lock and its connection are held for
-    // two or three round trips rather than one per hook.
+    // A few requests at a time (each waits for the budget): the lease is held for three or four round
+    // trips rather than one per hook.
     await Promise.all(missing.map((hook) => atOnce(() => api.createHook(hook))))
     const stale = own.filter((hook) => !kept.includes(hook))
     await Promise.all(stale.map((hook) => atOnce(() => api.deleteHook(hook.id))))
@@ -165,14 +178,11 @@ export function reregistrationReasons(result: RegistrationResult): Record<Reregi
 
 /** Removes crm-sync's own hooks (any URL, any secret); foreign hooks stay. */
 export async function removeHooks(db: Db, api: HooksApi): Promise<Hook[]> {
-  return inTurn(() =>
-    db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(${accountLockKey(trx, REGISTRATION_LOCK)})`.execute(trx)
-      const own = (await api.listHooks()).filter(isOwnHook)
-      for (const hook of own) await api.deleteHook(hook.id)
-      return own
-    }),
-  )
+  return underLease(db, async () => {
+    const own = (await api.listHooks()).filter(isOwnHook)
+    for (const hook of own) await api.deleteHook(hook.id)
+    return own
+  })
 }
 
 /** The target URL with its secret segment masked, for lists and logs. */

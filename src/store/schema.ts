@@ -178,6 +178,13 @@ export interface DeliveryReplaysTable {
   finished_at: Timestamp | null
 }
 
+/** Work one process of the deployment does at a time (store/leases.ts). */
+export interface LeasesTable {
+  name: string
+  holder: string
+  held_until: Timestamp
+}
+
 /** Per record, when its details (read per record: a person's historic events) were last read. */
 export interface RecordDetailsTable {
   resource: string
@@ -209,4 +216,5 @@ export interface Database extends MirrorTables, ChildTables {
   'sync.member_reads': MemberReadsTable
   'sync.delivery_replays': DeliveryReplaysTable
   'sync.record_details': RecordDetailsTable
+  'sync.leases': LeasesTable
 }

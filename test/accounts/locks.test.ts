@@ -1,10 +1,13 @@
-// The advisory locks of accounts: one account's hook registration, or its sweep of a table, never waits
-// for another account's; registrations of one process take turns a few at a time, so that many
+// The locks of accounts: one account's hook registration, or its sweep of a table, never waits for
+// another account's; registrations hold no connection while they wait on the CRM, so that many
 // accounts registering at once cannot hold every connection of the pool.
-import { describe, expect, it } from 'vitest'
+import { sql } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Hook } from '../../src/api-client/crm.ts'
 import { type HooksApi, registerHooks } from '../../src/hooks/registration.ts'
 import { accountSchemas, forAccount } from '../../src/store/account-schemas.ts'
+import { createDb, createPool } from '../../src/store/database.ts'
+import { migrateToLatest } from '../../src/store/migrate.ts'
 import { lockResources } from '../../src/store/runs/locks.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
@@ -38,8 +41,13 @@ function heldCrm() {
   return { api, open, created, asked }
 }
 
+const ACCOUNTS = ['north', 'south', 'east', 'west']
+
 describe('the locks of accounts', () => {
   const database = useTestDatabase()
+  beforeAll(async () => {
+    for (const name of ACCOUNTS) await migrateToLatest(forAccount(database.db, accountSchemas(name)))
+  }, 60_000)
 
   it('let one account register its hooks while another’s registration holds its lock', async () => {
     const south = heldCrm()
@@ -58,20 +66,57 @@ describe('the locks of accounts', () => {
     expect(south.created.length).toBe(result.created.length)
   })
 
-  it('take registrations of one process three at a time', async () => {
-    const held = ['a', 'b', 'c', 'd'].map((name) => ({ name, crm: heldCrm() }))
-    const running = held.map(({ name, crm }) =>
-      registerHooks(forAccount(database.db, accountSchemas(name)), crm.api, settings),
-    )
-    // Three hold a transaction each while their CRM keeps them waiting; the fourth has not begun.
-    await waitFor(
-      async () => (held.filter(({ crm }) => crm.asked.listed).length === 3 ? true : undefined),
-      5_000,
-      'three registrations under way',
-    )
-    expect(held.map(({ crm }) => crm.asked.listed)).toEqual([true, true, true, false])
-    for (const { crm } of held) crm.open()
-    await Promise.all(running)
+  it('hold no connection while registrations wait on the CRM, however many accounts register', async () => {
+    const pool = createPool(database.url, { max: 2 })
+    const db = createDb(pool)
+    try {
+      const held = ACCOUNTS.map((name) => ({ name, crm: heldCrm() }))
+      const running = held.map(({ name, crm }) =>
+        registerHooks(forAccount(db, accountSchemas(name)), crm.api, settings),
+      )
+      // Four accounts' registrations wait on their CRMs at once, on a pool of two connections,
+      // and the pool still answers.
+      await waitFor(
+        async () => (held.every(({ crm }) => crm.asked.listed) ? true : undefined),
+        5_000,
+        'every registration asking its CRM',
+      )
+      const { rows } = await sql<{ one: number }>`select 1 as one`.execute(db)
+      expect(rows).toEqual([{ one: 1 }])
+      for (const { crm } of held) crm.open()
+      const results = await Promise.all(running)
+      expect(results.map((result) => result.created.length)).toEqual(ACCOUNTS.map(() => 12))
+    } finally {
+      await db.destroy()
+    }
+  })
+
+  it('take over a registration lease whose holder stopped renewing it', async () => {
+    const north = forAccount(database.db, accountSchemas('north'))
+    await sql`
+      insert into sync.leases (name, holder, held_until)
+      values ('hook-registration', 'a process that died', clock_timestamp() + interval '1 second')
+      on conflict (name) do update set holder = excluded.holder, held_until = excluded.held_until
+    `.execute(north)
+    const { rows: leases } = await sql<{ until: Date }>`
+      select held_until as until from sync.leases
+    `.execute(north)
+    const crm = heldCrm()
+    crm.open()
+    let listedAt = 0
+    const api: HooksApi = {
+      ...crm.api,
+      listHooks: () => {
+        listedAt ||= Date.now()
+        return crm.api.listHooks()
+      },
+    }
+    const result = await registerHooks(north, api, settings)
+    expect(result.created).toHaveLength(12)
+    // It waited for the lease (PostgreSQL's clock and this process's are the machine's).
+    expect(listedAt).toBeGreaterThanOrEqual((leases[0]?.until as Date).getTime() - 50)
+    const { rows } = await sql`select * from sync.leases`.execute(north)
+    expect(rows).toEqual([])
   })
 
   it('let one account sweep a table while another account sweeps its own of the same name', async () => {
