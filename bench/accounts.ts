@@ -32,7 +32,7 @@ import { engineVersion } from './support/engine-metrics.ts'
 import { type EngineProcess, spawnEngine, type Upstream } from './support/engines.ts'
 import { processTree, sampleTree, type TreeSampler } from './support/process-tree.ts'
 import { atMost, type Context, type Figure, type Scenario, type Target } from './support/scenario.ts'
-import { percentile, processCpuSeconds, round, sleep } from './support/stats.ts'
+import { cpuMeter, percentile, processCpuSeconds, round, sleep } from './support/stats.ts'
 
 const BUDGET = { requests: 50, windowSeconds: 10 }
 const LATENCY = { latencyMs: 100, latencyMaxMs: 600 }
@@ -119,6 +119,8 @@ interface FirstRun {
   account: string
   /** From the engine's start to the end of the account's first run; NaN: not ended by the timeout. */
   seconds: number
+  /** From the engine's start to the start of that run (its migrations and the process's start before). */
+  startedAfter: number
   /** The run's, or `not ended` when it had not by the timeout. */
   status: string
   error: string | null
@@ -134,7 +136,7 @@ async function firstRuns(accounts: readonly Account[], started: number, timeoutM
       // Before the engine has migrated the account's schemas, there is no table to read yet.
       const run = await db
         .selectFrom('sync.runs')
-        .select(['status', 'finished_at', 'error'])
+        .select(['status', 'started_at', 'finished_at', 'error'])
         .orderBy('id')
         .limit(1)
         .executeTakeFirst()
@@ -143,6 +145,7 @@ async function firstRuns(accounts: readonly Account[], started: number, timeoutM
         ended.set(name, {
           account: name,
           seconds: (run.finished_at.getTime() - started) / 1000,
+          startedAfter: ((run.started_at ?? run.finished_at).getTime() - started) / 1000,
           status: run.status,
           error: run.error,
         })
@@ -155,6 +158,7 @@ async function firstRuns(accounts: readonly Account[], started: number, timeoutM
       ended.get(name) ?? {
         account: name,
         seconds: Number.NaN,
+        startedAfter: Number.NaN,
         status: 'not ended',
         error: `not ended ${round(timeoutMs / 1000)} s after the engine's start`,
       },
@@ -300,6 +304,8 @@ async function deployment(ctx: Context, options: DeploymentOptions) {
     connections = sampler
     ctx.log(`${options.label}: ${replicas} engine(s), first sync of ${names.length} account(s)`)
     const started = Date.now()
+    const machine = cpuMeter()
+    const sandboxCpuAtStart = sandboxes.reduce((sum, sandbox) => sum + treeCpuSeconds(sandbox.pid), 0)
     const watching = watchHooks(accounts, publicUrl, started)
     const starting = await Promise.allSettled(
       Array.from({ length: replicas }, (_, i) =>
@@ -318,6 +324,9 @@ async function deployment(ctx: Context, options: DeploymentOptions) {
     if (refused) throw refused.reason
     const cpuAtStart = engines.map((engine) => treeCpuSeconds(engine.pid))
     const runs = await firstRuns(accounts, started, options.timeoutMs)
+    const machineBusy = machine.read()
+    const sandboxCpu =
+      sandboxes.reduce((sum, sandbox) => sum + treeCpuSeconds(sandbox.pid), 0) - sandboxCpuAtStart
     await sampler.stop()
     const unfinished = runs.filter((run) => Number.isNaN(run.seconds)).length
     // Not ended by the timeout: the time waited, a lower bound.
@@ -394,6 +403,14 @@ async function deployment(ctx: Context, options: DeploymentOptions) {
         ...peakConnections,
       },
       firstSyncCpu: firstSyncCpu.map((seconds) => round(seconds, 1)),
+      /** From the engines' start to the last first run's end: the machine's CPU and the sandboxes'. */
+      machineBusy: round(machineBusy, 2),
+      sandboxCpu: round(sandboxCpu, 1),
+      /** When the first runs started, from the engines' start (after each account's migrations). */
+      runsStartedAfter: {
+        first: round(Math.min(...runs.map((run) => run.startedAfter)), 1),
+        last: round(Math.max(...runs.map((run) => run.startedAfter)), 1),
+      },
       idle,
       freshness: fresh,
       peakRssMb: Math.max(...peakRss) / 2 ** 20,
@@ -501,7 +518,7 @@ async function run(ctx: Context) {
       digits: 1,
       reference: { value: one.firstMirror, unit: 's', label: 'one account, one engine', digits: 1 },
       target: atMost(many.firstMirror, 2 * one.firstMirror, '≤ 2 × one account'),
-      bound: `keys are independent (every account has its own keys and its own budget of ${BUDGET.requests} requests / ${BUDGET.windowSeconds} s), so the bound is the one-account time, ${round(one.firstMirror, 1)} s; every account's hooks were registered ${round(many.allHooksRegistered, 1)} s after the start (one account: ${round(one.allHooksRegistered, 1)} s); the engine used ${many.firstSyncCpu.join(' + ')} s of CPU for it (one account: ${one.firstSyncCpu.join(' + ')} s)`,
+      bound: `keys are independent (every account has its own keys and its own budget of ${BUDGET.requests} requests / ${BUDGET.windowSeconds} s), so the bound is the one-account time, ${round(one.firstMirror, 1)} s; every account's hooks were registered ${round(many.allHooksRegistered, 1)} s after the start (one account: ${round(one.allHooksRegistered, 1)} s); the engine used ${many.firstSyncCpu.join(' + ')} s of CPU for it (one account: ${one.firstSyncCpu.join(' + ')} s), the sandboxes ${many.sandboxCpu} s (${one.sandboxCpu} s); the machine was ${Math.round(many.machineBusy * 100)}% busy (${Math.round(one.machineBusy * 100)}%); the first runs started ${many.runsStartedAfter.first}-${many.runsStartedAfter.last} s after the start (one account: ${one.runsStartedAfter.first} s), after the accounts' migrations`,
     },
     {
       measure: `first complete mirror of ${n} accounts, two engines on one database${notEnded(two)}`,
