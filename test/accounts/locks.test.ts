@@ -114,7 +114,9 @@ describe('the locks of accounts', () => {
     const result = await registerHooks(north, api, settings)
     expect(result.created).toHaveLength(12)
     // It waited for the lease (PostgreSQL's clock and this process's are the machine's).
-    expect(listedAt).toBeGreaterThanOrEqual((leases[0]?.until as Date).getTime() - 50)
+    const until = leases[0]?.until
+    expect(until).toBeInstanceOf(Date)
+    expect(listedAt).toBeGreaterThanOrEqual((until as Date).getTime() - 50)
     const { rows } = await sql`select * from sync.leases`.execute(north)
     expect(rows).toEqual([])
   })
