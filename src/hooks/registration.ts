@@ -49,19 +49,56 @@ const WAIT_MS = 500
 // of the account's budget (50 requests / 10 s).
 const REQUESTS_AT_ONCE = 4
 
-/** Runs `work` holding the account's registration lease, renewed until `work` ends. */
-async function underLease<T>(db: Db, work: () => Promise<T>): Promise<T> {
+/** The registration no longer holds its lease (another process took it): it stops before deleting. */
+class LeaseLost extends Error {
+  override name = 'LeaseLost'
+}
+
+/**
+ * Runs `work` holding the account's registration lease, renewed every RENEW_MS until `work` ends;
+ * `work` is given `held()`, false once a renewal found the lease another's or failed twice running.
+ */
+async function underLease<T>(db: Db, work: (held: () => boolean) => Promise<T>): Promise<T> {
   const holder = randomUUID()
   while (!(await takeLease(db, REGISTRATION_LEASE, holder, LEASE_MS))) await sleep(WAIT_MS)
-  const renewal = setInterval(() => {
-    takeLease(db, REGISTRATION_LEASE, holder, LEASE_MS).catch(() => {})
-  }, RENEW_MS)
+  let ended = false
+  let lost = false
+  let failures = 0
+  let stopRenewing = () => {}
+  // One renewal after the other, the last awaited before the release: a renewal still under way
+  // could otherwise take the lease again once it is given back.
+  const renewing = (async () => {
+    while (!ended) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RENEW_MS)
+        stopRenewing = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      if (ended) return
+      try {
+        if (!(await takeLease(db, REGISTRATION_LEASE, holder, LEASE_MS))) lost = true
+        failures = 0
+      } catch {
+        if (++failures >= 2) lost = true
+      }
+    }
+  })()
   try {
-    return await work()
+    return await work(() => !lost)
   } finally {
-    clearInterval(renewal)
+    ended = true
+    stopRenewing()
+    await renewing
     await releaseLease(db, REGISTRATION_LEASE, holder).catch(() => {})
   }
+}
+
+/** Runs every request, then throws the first failure, if any: none is left running on its own. */
+async function allOf(requests: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(requests)).find((outcome) => outcome.status === 'rejected')
+  if (failed) throw failed.reason
 }
 
 /** A hook is crm-sync's when its target ends in crm-sync's receiver path (any host, any secret). */
@@ -134,7 +171,7 @@ export async function registerHooks(
   settings: HookSettings,
 ): Promise<RegistrationResult> {
   const atOnce = pLimit(REQUESTS_AT_ONCE)
-  return underLease(db, async () => {
+  return underLease(db, async (held) => {
     const existing = await api.listHooks()
     const foreign = existing.filter((hook) => !isOwnHook(hook))
     const own = existing.filter(isOwnHook)
@@ -149,9 +186,10 @@ export async function registerHooks(
     // Create before deleting: a moment of duplicate deliveries is harmless, a moment without a hook is not.
     // A few requests at a time (each waits for the budget): the lease is held for three or four round
     // trips rather than one per hook.
-    await Promise.all(missing.map((hook) => atOnce(() => api.createHook(hook))))
+    await allOf(missing.map((hook) => atOnce(() => api.createHook(hook))))
     const stale = own.filter((hook) => !kept.includes(hook))
-    await Promise.all(stale.map((hook) => atOnce(() => api.deleteHook(hook.id))))
+    if (stale.length > 0 && !held()) throw new LeaseLost('another process took the hook registration lease')
+    await allOf(stale.map((hook) => atOnce(() => api.deleteHook(hook.id))))
     deleted.push(...stale)
     return { created: missing, deleted, kept, foreign }
   })

@@ -149,6 +149,33 @@ describe('hook registration', () => {
     expect(await crm.listHooks()).toHaveLength(12)
   })
 
+  it('fails only once every request it sent has ended, so none runs on after it', async () => {
+    let inFlight = 0
+    let first = true
+    const api = {
+      listHooks: () => crm.listHooks(),
+      createHook: async (hook: Parameters<CrmClient['createHook']>[0]) => {
+        inFlight++
+        try {
+          if (first) {
+            first = false
+            throw new Error('500 from the CRM')
+          }
+          return await crm.createHook(hook)
+        } finally {
+          inFlight--
+        }
+      },
+      deleteHook: (id: Parameters<CrmClient['deleteHook']>[0]) => crm.deleteHook(id),
+    }
+    await expect(registerHooks(database.db, api, settings())).rejects.toThrow('500 from the CRM')
+    expect(inFlight).toBe(0)
+    expect(await crm.listHooks()).toHaveLength(11)
+    // The next registration completes the set, with no duplicate.
+    expect((await registerHooks(database.db, crm, settings())).created).toHaveLength(1)
+    expect(await crm.listHooks()).toHaveLength(12)
+  })
+
   it('removes only its own hooks', async () => {
     await crm.createHook({
       model: 'deal',
