@@ -11,21 +11,14 @@
 // their history ever held the change); each account's deliveries land in its own inbox, of its own
 // records only, none in the code's own `sync.inbox`; once the faults are cleared, every account
 // converges again and its next runs succeed.
-import { writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FaultsPatch, type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { parseConfig } from '../../src/config/index.ts'
-import { freePort } from '../../src/database/free-port.ts'
-import { createLogger } from '../../src/log.ts'
 import { WEBHOOK_EVENTS, WEBHOOK_MODELS } from '../../src/resources/index.ts'
-import { type Running, start } from '../../src/service.ts'
-import { accountSchemas, forAccount } from '../../src/store/account-schemas.ts'
 import type { Db } from '../../src/store/database.ts'
 import { readRun } from '../../src/store/runs.ts'
-import { removeWorkdirs, workdir } from '../cli/run.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { type AccountsEngine, startAccountsEngine } from '../support/accounts-engine.ts'
+import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
 import { runEnded } from '../support/runs.ts'
 import { differences } from '../support/truth.ts'
@@ -45,20 +38,9 @@ const FAULTS = {
 } satisfies FaultsPatch
 
 let database: TestDatabase
-let engine: Running
+let accounts: AccountsEngine<Name>
+let dbs: Record<Name, Db>
 const sandboxes = {} as Record<Name, Sandbox>
-const dbs = {} as Record<Name, Db>
-
-const accountsFile = (names: readonly Name[]) =>
-  `accounts:\n${names
-    .map(
-      (name) => `  ${name}:
-    crm: { base_url: ${sandboxes[name].crmUrl}, api_key_env: ${name.toUpperCase()}_CRM_KEY }
-    reservation: { base_url: ${sandboxes[name].reservationUrl}, api_key_env: ${name.toUpperCase()}_RES_KEY }
-    webhook_secret_env: ${name.toUpperCase()}_WEBHOOK_SECRET
-`,
-    )
-    .join('')}`
 
 beforeAll(async () => {
   // The sandbox's default behaviour but for the page size; the faults are on before the engine starts.
@@ -75,36 +57,15 @@ beforeAll(async () => {
     })
   }
   database = await createTestDatabase()
-  const cwd = await workdir()
-  const file = join(cwd, 'accounts.yaml')
-  await writeFile(file, accountsFile(NAMES))
-  const port = await freePort()
-  const config = parseConfig({
-    ACCOUNTS_FILE: file,
-    DATABASE_URL: database.url,
-    ...Object.fromEntries(
-      NAMES.flatMap((name) => [
-        [`${name.toUpperCase()}_CRM_KEY`, sandboxes[name].crmApiKey],
-        [`${name.toUpperCase()}_RES_KEY`, sandboxes[name].reservationApiKey],
-        [`${name.toUpperCase()}_WEBHOOK_SECRET`, `${name}-webhook-secret-0123456789`],
-      ]),
-    ),
-    PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    DETAILS_BUDGET_PERCENT: '0',
+  accounts = await startAccountsEngine(database, sandboxes, {
     // Incremental runs every 10 s: what a dropped delivery did not bring, they do.
-    INCREMENTAL_SYNC_INTERVAL: '10',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    settings: { INCREMENTAL_SYNC_INTERVAL: '10' },
   })
-  engine = await start(config, createLogger({ level: config.logLevel, pretty: false }))
-  for (const name of NAMES) dbs[name] = forAccount(database.db, accountSchemas(name))
+  dbs = accounts.dbs
 }, 60_000)
 
 afterAll(async () => {
-  await engine?.stop()
-  for (const sandbox of Object.values(sandboxes)) await sandbox.stop()
-  if (database) await dropTestDatabase(database)
-  await removeWorkdirs()
+  await accounts?.stop()
 })
 
 /** Hooks crm-sync registers in each account: one per model and event. */

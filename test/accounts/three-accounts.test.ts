@@ -3,21 +3,15 @@
 // into schemas of its own and converges there; its hooks point at its own path; a change or a deletion
 // in one account reaches its mirror and no other; each account has its runs, its budgets and its
 // queues; `crm-sync status --account south` shows that account's; the code's own schemas stay empty.
-import { writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
-import { parseConfig } from '../../src/config/index.ts'
-import { freePort } from '../../src/database/free-port.ts'
-import { createLogger } from '../../src/log.ts'
-import { type Running, start } from '../../src/service.ts'
 import type { Status } from '../../src/status/engine-status.ts'
-import { accountSchemas, forAccount } from '../../src/store/account-schemas.ts'
 import type { Db } from '../../src/store/database.ts'
 import { publishedTables } from '../../src/store/publication.ts'
-import { cli, removeWorkdirs, workdir } from '../cli/run.ts'
-import { createTestDatabase, dropTestDatabase, type TestDatabase } from '../support/database.ts'
+import { cli } from '../cli/run.ts'
+import { type AccountsEngine, startAccountsEngine } from '../support/accounts-engine.ts'
+import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
 import { runEnded } from '../support/runs.ts'
 import { differences } from '../support/truth.ts'
@@ -27,23 +21,12 @@ type Name = (typeof NAMES)[number]
 
 const TOKEN = 'admin-token-0123456789'
 
-let database: TestDatabase
-let engine: Running
-let cwd: string
-let env: Record<string, string>
 const sandboxes = {} as Record<Name, Sandbox>
-const dbs = {} as Record<Name, Db>
-
-const accountsFile = (names: readonly Name[]) =>
-  `accounts:\n${names
-    .map(
-      (name) => `  ${name}:
-    crm: { base_url: ${sandboxes[name].crmUrl}, api_key_env: ${name.toUpperCase()}_CRM_KEY, rate_limit: 1000 }
-    reservation: { base_url: ${sandboxes[name].reservationUrl}, api_key_env: ${name.toUpperCase()}_RES_KEY, rate_limit: 1000 }
-    webhook_secret_env: ${name.toUpperCase()}_WEBHOOK_SECRET
-`,
-    )
-    .join('')}`
+let database: TestDatabase
+let accounts: AccountsEngine<Name>
+let dbs: Record<Name, Db>
+let env: Record<string, string>
+let cwd: string
 
 beforeAll(async () => {
   // north and south are seeded alike (their records share ids), east otherwise.
@@ -57,38 +40,15 @@ beforeAll(async () => {
     })
   }
   database = await createTestDatabase()
-  cwd = await workdir()
-  const file = join(cwd, 'accounts.yaml')
-  await writeFile(file, accountsFile(NAMES))
-  const port = await freePort()
-  env = {
-    ACCOUNTS_FILE: file,
-    DATABASE_URL: database.url,
-    ...Object.fromEntries(
-      NAMES.flatMap((name) => [
-        [`${name.toUpperCase()}_CRM_KEY`, sandboxes[name].crmApiKey],
-        [`${name.toUpperCase()}_RES_KEY`, sandboxes[name].reservationApiKey],
-        [`${name.toUpperCase()}_WEBHOOK_SECRET`, `${name}-webhook-secret-0123456789`],
-      ]),
-    ),
-  }
-  const config = parseConfig({
-    ...env,
-    PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    DETAILS_BUDGET_PERCENT: '0',
-    ADMIN_TOKEN: TOKEN,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  accounts = await startAccountsEngine(database, sandboxes, {
+    rateLimit: 1000,
+    settings: { ADMIN_TOKEN: TOKEN },
   })
-  engine = await start(config, createLogger({ level: config.logLevel, pretty: false }))
-  for (const name of NAMES) dbs[name] = forAccount(database.db, accountSchemas(name))
+  ;({ dbs, env, cwd } = accounts)
 }, 60_000)
 
 afterAll(async () => {
-  await engine?.stop()
-  for (const sandbox of Object.values(sandboxes)) await sandbox.stop()
-  if (database) await dropTestDatabase(database)
-  await removeWorkdirs()
+  await accounts?.stop()
 })
 
 const converged = (name: Name) =>
@@ -204,7 +164,7 @@ describe('three accounts in one deployment', () => {
   })
 
   it('answers the admin API for the account ?account= names, and labels every metric with its account', async () => {
-    const base = `http://127.0.0.1:${engine.port}`
+    const base = `http://127.0.0.1:${accounts.engine.port}`
     const admin = (path: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })
     const south = await admin('/admin/status?account=south')
     expect(south.status).toBe(200)
