@@ -16,7 +16,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FaultsPatch, type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { WEBHOOK_EVENTS, WEBHOOK_MODELS } from '../../src/resources/index.ts'
 import type { Db } from '../../src/store/database.ts'
-import { readRun } from '../../src/store/runs.ts'
 import { type AccountsEngine, startAccountsEngine } from '../support/accounts-engine.ts'
 import { createTestDatabase, type TestDatabase } from '../support/database.ts'
 import { waitFor } from '../support/process.ts'
@@ -155,8 +154,9 @@ const faulted = () =>
 
 describe('three accounts in one deployment, at the upstreams’ least helpful and with faults', () => {
   it('converges every account while the faults last, each listing over several pages', async () => {
-    // While the first sync walks, once every hook is registered (each takes an id of the same sequence
-    // as people's): a person created in north and one in south, with the same new id (the accounts
+    // Once every hook is registered (each takes an id of the same sequence as people's), most often
+    // while the first sync still walks (under load the faults' failed creates can hold the hooks back
+    // past its end): a person created in north and one in south, with the same new id (the accounts
     // share their seed), and one deleted in each account.
     await waitFor(
       async () =>
@@ -173,7 +173,6 @@ describe('three accounts in one deployment, at the upstreams’ least helpful an
       const live = sandboxes[name].control.crm.liveIds('people')
       user(name).destroy('people', live[name === 'south' ? 2 : 1] as number)
     }
-    for (const name of NAMES) expect((await readRun(dbs[name], 1))?.finished_at ?? null, name).toBeNull()
     expect(created.south).toBe(created.north)
     for (const name of NAMES) {
       await runEnded(dbs[name], 1, 60_000)
