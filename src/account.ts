@@ -3,6 +3,7 @@
 // API, hooks, metrics and workers. The composition root (service.ts) builds one per account over the
 // process's one pool and one job queue; a deployment without ACCOUNTS_FILE has one, with today's names.
 import type { Hono } from 'hono'
+import type pg from 'pg'
 import { createUpstreamClients, createUpstreamMetrics, type UpstreamMetrics } from './api-client/index.ts'
 import { accountPath } from './config/environment-accounts.ts'
 import type { Config } from './config/index.ts'
@@ -44,6 +45,8 @@ export interface AccountParts {
 export interface AccountDeps {
   /** The process's connections and job queue, shared by every account. */
   db: Db
+  /** The pool behind `db`; the receiver writes through it (receiver/inbox-writer.ts). */
+  pool?: pg.Pool
   boss: JobQueue
   databaseUrl: string
   logger: Logger
@@ -74,7 +77,8 @@ export function createAccount(config: Config, deps: AccountDeps): AccountParts {
   const receiver = config.webhookSecret
     ? createReceiver({
         db,
-        onAccepted: () => workers?.wakeDeliveries(),
+        onAccepted: (id) => workers?.wakeDeliveries(id),
+        writer: { pool: deps.pool },
         secret: config.webhookSecret,
         previousSecret: config.webhookSecretPrevious,
         logger,

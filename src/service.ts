@@ -89,6 +89,7 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
     accounts = configs.map((account, index) =>
       createAccount(account, {
         db: database.db,
+        pool: database.pool,
         boss: queue,
         databaseUrl: database.url,
         logger,

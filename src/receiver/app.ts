@@ -25,9 +25,9 @@ export interface ReceiverDependencies {
   previousSecret?: string | null
   logger: Logger
   counters: ReceiverCounters
-  /** Told once a delivery is committed, so that a worker of this process takes it at once. */
-  onAccepted?: () => void
-  /** How the inbox writer groups inserts (see inbox-writer.ts). */
+  /** Told once a delivery is committed (its inbox id), so that a worker of this process takes it at once. */
+  onAccepted?: (inboxId: number) => void
+  /** How the inbox writer groups inserts (see inbox-writer.ts), and the pool it may write through. */
   writer?: InboxWriterOptions
   /** Where the account's deliveries come (`/accounts/north`: `/accounts/north/webhooks/...`); default the root. */
   basePath?: string
@@ -104,7 +104,7 @@ export function createReceiver({
     counters.deliveries.add({ model, event, shape: stored.shape, outcome: stored.outcome })
     switch (stored.outcome) {
       case 'accepted':
-        onAccepted?.()
+        onAccepted?.(stored.inboxId)
         return c.json({ status: 'accepted', inbox_id: stored.inboxId }, 200)
       case 'rejected':
         return c.json({ error: stored.reason }, 400)

@@ -8,6 +8,7 @@
 // (InboxBusy). Either way the receiver answers 503 and the sender retries; a database that is slow
 // never makes a delivery wait past the sender's patience and then store it anyway (a duplicate of
 // the sender's retry).
+import type pg from 'pg'
 import type { Db } from '../store/database.ts'
 import { type DeliveryRow, InboxTimeout, insertAcceptedDeliveries } from '../store/inbox.ts'
 
@@ -40,6 +41,8 @@ export interface InboxWriterOptions {
   budgetMs?: number
   /** Deliveries waiting for an insert at most; one more is refused at once. */
   maxWaiting?: number
+  /** The pool behind `db`: when given, each insert takes one round trip (store/inbox.ts). */
+  pool?: pg.Pool
 }
 
 /** Too many deliveries wait to be stored; this one was refused without waiting. */
@@ -105,7 +108,7 @@ export function createInboxWriter(db: Db, options: InboxWriterOptions = {}): Inb
     const insert = insertAcceptedDeliveries(
       db,
       batch.map((entry) => entry.row),
-      { deadline },
+      { deadline, pool: options.pool },
     )
     try {
       const ids = await settledBy(insert, deadline)

@@ -2,6 +2,7 @@
 // Accepted deliveries are also the queue of work: the receiver's insert is all it needs to commit
 // before answering, and workers take them oldest first (`for update skip locked`, so replicas share).
 import { CompiledQuery, type Insertable, type Kysely, type Selectable, sql } from 'kysely'
+import pg from 'pg'
 import { relationOf } from './account-schemas.ts'
 import type { Db } from './database.ts'
 import type { Database, InboxTable } from './schema.ts'
@@ -12,6 +13,16 @@ export type DeliveryRow = Omit<
 >
 
 export type InboxRow = Selectable<InboxTable>
+
+const INBOX_COLUMNS = 'model, event, shape, record_id, payload, body, reason, headers, status'
+
+// A value as a literal of the simple query below: as the driver would send it as a parameter (an
+// object as its JSON), quoted and escaped by the driver's own function.
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'null'
+  if (typeof value === 'number') return String(value)
+  return pg.escapeLiteral(typeof value === 'string' ? value : JSON.stringify(value))
+}
 
 /** The inbox did not take a write before its deadline; nothing of that write was stored. */
 export class InboxTimeout extends Error {
@@ -53,10 +64,12 @@ async function beforeDeadline<T>(db: Db, deadline: number, write: (trx: Db) => P
 export async function insertAcceptedDeliveries(
   db: Db,
   rows: DeliveryRow[],
-  options: { deadline?: number } = {},
+  options: { deadline?: number; pool?: pg.Pool } = {},
 ): Promise<number[]> {
   if (rows.length === 0) return []
-  const { deadline } = options
+  const { deadline, pool } = options
+  if (deadline !== undefined && pool)
+    return insertInOneRoundTrip(pool, relationOf(db, 'sync.inbox'), rows, deadline)
   if (deadline !== undefined)
     return beforeDeadline(db, deadline, (trx) => insertAcceptedDeliveries(trx, rows))
   // Written out rather than built by the query builder: this is the receiver's one statement per
@@ -82,12 +95,46 @@ export async function insertAcceptedDeliveries(
   // A compiled query passes no plugin: the inbox is named as the account names it (./account-schemas.ts).
   const { rows: inserted } = await db.executeQuery<{ id: number }>(
     CompiledQuery.raw(
-      `insert into ${relationOf(db, 'sync.inbox')} (model, event, shape, record_id, payload, body, reason, headers, status)
-       values ${tuples.join(', ')} returning id`,
+      `insert into ${relationOf(db, 'sync.inbox')} (${INBOX_COLUMNS}) values ${tuples.join(', ')} returning id`,
       parameters,
     ),
   )
   return inserted.map((row) => Number(row.id)).sort((a, b) => a - b)
+}
+
+/**
+ * insertAcceptedDeliveries under a deadline in one round trip rather than four: the setting and the
+ * insert go as one simple query, which PostgreSQL runs as one transaction (rolled back whole if the
+ * insert fails or is cancelled), so the values go as literals. Under load every round trip waits for
+ * the event loop and for PostgreSQL's turn at a core; four of them made the insert, and the
+ * acknowledgement, several times slower (docs/performance.md, "Ingest").
+ */
+async function insertInOneRoundTrip(
+  pool: pg.Pool,
+  relation: string,
+  rows: DeliveryRow[],
+  deadline: number,
+): Promise<number[]> {
+  const client = await pool.connect()
+  try {
+    const left = Math.floor(deadline - Date.now())
+    if (left <= 0) throw new InboxTimeout('the deadline passed while the write waited for a connection')
+    const tuples = rows.map(
+      (row) =>
+        `(${[row.model, row.event, row.shape, row.record_id, row.payload, row.body, row.reason, row.headers].map(literal).join(', ')}, 'accepted')`,
+    )
+    const results = (await client.query(
+      `select set_config('statement_timeout', '${left}', true);
+       insert into ${relation} (${INBOX_COLUMNS}) values ${tuples.join(', ')} returning id`,
+    )) as unknown as pg.QueryResult<{ id: number }>[]
+    return (results[1]?.rows ?? []).map((row) => Number(row.id)).sort((a, b) => a - b)
+  } catch (error) {
+    if ((error as { code?: unknown }).code === QUERY_CANCELED)
+      throw new InboxTimeout('the database did not finish the write before its deadline', { cause: error })
+    throw error
+  } finally {
+    client.release()
+  }
 }
 
 /** Keeps a delivery that was refused, with its reason; `deadline` as in insertAcceptedDeliveries. */
@@ -108,12 +155,14 @@ export async function insertRejectedDelivery(
 
 /**
  * Takes up to `limit` deliveries that wait to be applied, oldest first, locked until `trx` ends;
- * deliveries another worker holds are passed over. `ids` narrows the take to those deliveries.
+ * deliveries another worker holds are passed over. `ids` narrows the take to those deliveries;
+ * `after` to deliveries of a greater id, so that the index scan starts there rather than walking the
+ * entries of every delivery processed since the last vacuum (docs/performance.md, "Ingest").
  */
 export async function claimDeliveries(
   trx: Kysely<Database>,
   limit: number,
-  ids?: number[],
+  { ids, after }: { ids?: number[]; after?: number } = {},
 ): Promise<InboxRow[]> {
   let query = trx
     .selectFrom('sync.inbox')
@@ -121,6 +170,7 @@ export async function claimDeliveries(
     .where('status', '=', 'accepted')
     .where((eb) => eb.or([eb('available_at', 'is', null), eb('available_at', '<=', sql<Date>`now()`)]))
   if (ids) query = query.where('id', 'in', ids.length ? ids : [0])
+  if (after !== undefined && after > 0) query = query.where('id', '>', after)
   return query.orderBy('id').limit(limit).forUpdate().skipLocked().execute()
 }
 

@@ -51,8 +51,8 @@ const polling = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5
 const CASCADE_CHECK_DEFER_SECONDS = 10
 
 export interface Workers {
-  /** A delivery was just committed to the inbox: take it now rather than at the next poll. */
-  wakeDeliveries(): void
+  /** A delivery was just committed to the inbox (its id): take it now rather than at the next poll. */
+  wakeDeliveries(id?: number): void
   /** Starts the freshness polls (feed/polls.ts) and the details pass (details/), once the service listens. */
   startPolls(): void
   /** Stops the schedules, retention, the freshness polls and the inbox workers (work in flight finishes). */
@@ -179,7 +179,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   let polls: { stop(): Promise<void> } | undefined
   let details: { stop(): Promise<void> } | null | undefined
   return {
-    wakeDeliveries: () => deliveries.wake(),
+    wakeDeliveries: (id) => deliveries.wake(id),
     startPolls() {
       polls ??= startFreshnessPolls({
         db,

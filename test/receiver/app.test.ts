@@ -22,7 +22,7 @@ const database = useTestDatabase()
 
 /** Whether a worker would take the delivery: accepted, due, and not held by anyone. */
 async function claimable(id: number) {
-  const rows = await database.db.transaction().execute((trx) => claimDeliveries(trx, 1, [id]))
+  const rows = await database.db.transaction().execute((trx) => claimDeliveries(trx, 1, { ids: [id] }))
   return rows.length === 1
 }
 

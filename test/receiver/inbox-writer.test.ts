@@ -1,8 +1,9 @@
 // The receiver's group commit: concurrent deliveries share inserts, each caller gets its own row's
-// id, and a row the database refuses costs only its own delivery.
+// id, and a row the database refuses costs only its own delivery. Each test runs twice: through the
+// pool in one round trip (as `start` wires the receiver), and through Kysely alone.
 import { sql } from 'kysely'
 import pg from 'pg'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   createInboxWriter,
   DELIVERY_BUDGET_MS,
@@ -29,9 +30,14 @@ const delivery = (recordId: number, payload = JSON.stringify({ record_id: record
   reason: null,
 })
 
-describe('the inbox writer', () => {
+const paths = [
+  { path: 'through the pool in one round trip', pool: () => database.pool },
+  { path: 'through Kysely', pool: () => undefined },
+]
+
+describe.each(paths)('the inbox writer, $path', ({ pool }) => {
   it("answers each of 300 concurrent deliveries with its own row's id, in far fewer inserts", async () => {
-    const write = createInboxWriter(database.db, { concurrency: 2, maxBatch: 50 })
+    const write = createInboxWriter(database.db, { concurrency: 2, maxBatch: 50, pool: pool() })
     const ids = await Promise.all(Array.from({ length: 300 }, (_, i) => write(delivery(i + 1))))
     const rows = await database.db.selectFrom('sync.inbox').select(['id', 'record_id', 'status']).execute()
     const byId = new Map(rows.map((row) => [row.id, row]))
@@ -47,7 +53,7 @@ describe('the inbox writer', () => {
   })
 
   it('fails only the delivery the database refuses; the others of its insert are stored', async () => {
-    const write = createInboxWriter(database.db, { concurrency: 1, maxBatch: 10 })
+    const write = createInboxWriter(database.db, { concurrency: 1, maxBatch: 10, pool: pool() })
     const results = await Promise.allSettled([
       write(delivery(1)),
       write(delivery(2)),
@@ -83,9 +89,8 @@ async function noInsertRunning() {
     async () => {
       const { rows } = await sql<{ n: number }>`
         select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and state <> 'idle' and query like 'insert into sync.inbox%'`.execute(
-        database.db,
-      )
+        where datname = current_database() and pid <> pg_backend_pid() and state <> 'idle'
+          and query like '%insert into sync.inbox%'`.execute(database.db)
       return rows[0]?.n === 0 ? true : undefined
     },
     10_000,
@@ -93,7 +98,7 @@ async function noInsertRunning() {
   )
 }
 
-describe('the inbox writer on a slow database (issue 17)', () => {
+describe.each(paths)('the inbox writer on a slow database (issue 17), $path', ({ pool }) => {
   it('defaults to a 5 s budget and at most 1,000 deliveries waiting', () => {
     expect(DELIVERY_BUDGET_MS).toBe(5_000)
     expect(MAX_WAITING_DELIVERIES).toBe(1_000)
@@ -102,7 +107,7 @@ describe('the inbox writer on a slow database (issue 17)', () => {
   it('gives up within its budget while the inbox is locked, and stores nothing afterwards', async () => {
     const release = await lockInbox()
     try {
-      const write = createInboxWriter(database.db, { budgetMs: 500 })
+      const write = createInboxWriter(database.db, { budgetMs: 500, pool: pool() })
       const started = Date.now()
       const outcomes = await Promise.all([1, 2, 3].map((id) => settledWithin(write(delivery(id)), 5_000)))
       for (const outcome of outcomes) {
@@ -125,6 +130,7 @@ describe('the inbox writer on a slow database (issue 17)', () => {
       maxBatch: 1,
       maxWaiting: 2,
       budgetMs: 20_000,
+      pool: pool(),
     })
     let taken: Promise<number>[] = []
     try {
@@ -149,3 +155,72 @@ async function inboxCount() {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from sync.inbox`.execute(database.db)
   return rows[0]?.n ?? 0
 }
+
+describe('the inbox writer through the pool', () => {
+  it('stores each insert in one round trip', async () => {
+    const queries: unknown[] = []
+    const original = pg.Client.prototype.query
+    const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
+      this: pg.Client,
+      ...args: unknown[]
+    ) {
+      queries.push(args[0])
+      return (original as (...a: unknown[]) => unknown).apply(this, args)
+    } as never)
+    try {
+      const write = createInboxWriter(database.db, { pool: database.pool })
+      await write(delivery(1))
+    } finally {
+      spy.mockRestore()
+    }
+    expect(queries).toHaveLength(1)
+    expect(await inboxCount()).toBe(1)
+  })
+
+  it('stores text that quotes, escapes and SQL in the payload as it came', async () => {
+    const hostile = [
+      `it's`,
+      `back\\slash \\' and \\\\`,
+      `'); drop table sync.inbox; --`,
+      `$1 $$ dollar $$`,
+      'line\nbreak\ttab',
+      'émoji 🙂 and 中文',
+    ]
+    const write = createInboxWriter(database.db, { pool: database.pool })
+    const ids = await Promise.all(
+      hostile.map((text, i) => write(delivery(i + 1, JSON.stringify({ record_id: i + 1, text })))),
+    )
+    const rows = await database.db
+      .selectFrom('sync.inbox')
+      .select(['id', sql<string>`payload->>'text'`.as('text')])
+      .where('id', 'in', ids)
+      .execute()
+    const byId = new Map(rows.map((row) => [row.id, row.text]))
+    expect(ids.map((id) => byId.get(id))).toEqual(hostile)
+  })
+
+  it('hands its connection back usable after an insert the deadline cancelled', async () => {
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 })
+    try {
+      const release = await lockInbox()
+      try {
+        const write = createInboxWriter(database.db, { budgetMs: 300, pool })
+        const outcome = await settledWithin(write(delivery(1)), 5_000)
+        expect(outcome).toMatchObject({ status: 'rejected', reason: expect.any(InboxTimeout) })
+      } finally {
+        await release()
+      }
+      // The pool's one connection: a transaction left open or failed would refuse this insert.
+      const write = createInboxWriter(database.db, { pool })
+      await write(delivery(2))
+      const { rows } = await pool.query<{ in_transaction: boolean }>(
+        `select count(*) > 0 as in_transaction from pg_stat_activity where pid = pg_backend_pid() and state like 'idle in transaction%'`,
+      )
+      expect(rows[0]?.in_transaction).toBe(false)
+    } finally {
+      await pool.end()
+    }
+    const rows = await database.db.selectFrom('sync.inbox').select('record_id').execute()
+    expect(rows.map((row) => row.record_id)).toEqual([2])
+  })
+})
