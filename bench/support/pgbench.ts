@@ -1,6 +1,6 @@
 // pgbench as the reference for ingest: the same database, the same run, a custom script.
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -8,6 +8,8 @@ import { promisify } from 'node:util'
 export interface PgbenchResult {
   tps: number
   latencyMs: number
+  /** With a `rate`: each transaction's latency (ms), from its scheduled start (open loop). */
+  latencies?: number[]
 }
 
 /**
@@ -18,7 +20,7 @@ export interface PgbenchResult {
 export async function pgbench(
   databaseUrl: string,
   statements: string[],
-  options: { clients: number; seconds: number },
+  options: { clients: number; seconds: number; rate?: number },
 ): Promise<PgbenchResult> {
   const folder = await mkdtemp(join(tmpdir(), 'crm-sync-pgbench-'))
   const script = join(folder, 'script.sql')
@@ -36,6 +38,8 @@ export async function pgbench(
         '2',
         '-T',
         String(options.seconds),
+        // At a fixed rate, each transaction is logged with its latency from its scheduled start.
+        ...(options.rate ? ['-R', String(options.rate), '-l', '--log-prefix', join(folder, 'latency')] : []),
         databaseUrl,
       ],
       { maxBuffer: 10 * 1024 * 1024 },
@@ -43,10 +47,24 @@ export async function pgbench(
     const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)
     const latency = /latency average = ([\d.]+) ms/.exec(stdout)
     if (!tps) throw new Error(`pgbench printed no tps:\n${stdout}`)
-    return { tps: Number(tps[1]), latencyMs: Number(latency?.[1] ?? Number.NaN) }
+    const result = { tps: Number(tps[1]), latencyMs: Number(latency?.[1] ?? Number.NaN) }
+    return options.rate ? { ...result, latencies: await loggedLatencies(folder) } : result
   } finally {
     await rm(folder, { recursive: true, force: true })
   }
+}
+
+/** The latencies pgbench logged (`client transaction time_us script epoch us [lag]`), in ms. */
+async function loggedLatencies(folder: string): Promise<number[]> {
+  const latencies: number[] = []
+  for (const name of await readdir(folder)) {
+    if (!name.startsWith('latency')) continue
+    for (const line of (await readFile(join(folder, name), 'utf8')).split('\n')) {
+      const micros = Number(line.split(' ')[2])
+      if (line && Number.isFinite(micros)) latencies.push(micros / 1000)
+    }
+  }
+  return latencies
 }
 
 export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`

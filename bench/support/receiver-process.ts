@@ -18,7 +18,7 @@ await serveChild(async () => {
   const logger = createLogger({ level: 'warn', pretty: false })
   const pool = createPool(databaseUrl)
   const db = createDb(pool)
-  const app = createReceiver({ db, secret, logger, counters: createReceiverCounters() })
+  const app = createReceiver({ db, secret, logger, counters: createReceiverCounters(), writer: { pool } })
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started))
   })

@@ -52,6 +52,16 @@ describe.each(paths)('the inbox writer, $path', ({ pool }) => {
     expect(inserts[0]?.n).toBeLessThan(100)
   })
 
+  it('writes one insert at a time by default: those that arrive while it commits share the next', async () => {
+    const write = createInboxWriter(database.db, { pool: pool() })
+    const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => write(delivery(i + 1))))
+    expect(new Set(ids).size).toBe(50)
+    // Rows of one insert share its transaction's timestamp: the first alone, the 49 behind it together.
+    const { rows } = await sql<{ n: number }>`
+      select count(distinct received_at)::int as n from sync.inbox`.execute(database.db)
+    expect(rows[0]?.n).toBe(2)
+  })
+
   it('fails only the delivery the database refuses; the others of its insert are stored', async () => {
     const write = createInboxWriter(database.db, { concurrency: 1, maxBatch: 10, pool: pool() })
     const results = await Promise.allSettled([
