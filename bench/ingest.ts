@@ -83,7 +83,9 @@ async function run(ctx: Context) {
     })
     // PostgreSQL's own commit latency at the fixed rate, open loop: what any engine that commits a
     // delivery before it answers meets (its tail is the disk's: fsync stalls).
-    ctx.log(`reference: pgbench single-row inserts at ${FIXED_RATE}/s, ${CONNECTIONS} clients, ${shortSeconds} s`)
+    ctx.log(
+      `reference: pgbench single-row inserts at ${FIXED_RATE}/s, ${CONNECTIONS} clients, ${shortSeconds} s`,
+    )
     const fixedReference = await pgbench(database.url, [inboxInsert('bench_reference.inbox', body)], {
       clients: CONNECTIONS,
       seconds: shortSeconds,
