@@ -17,7 +17,9 @@ export type InboxRow = Selectable<InboxTable>
 const INBOX_COLUMNS = 'model, event, shape, record_id, payload, body, reason, headers, status'
 
 // A value as a literal of the simple query below: as the driver would send it as a parameter (an
-// object as its JSON), quoted and escaped by the driver's own function.
+// object as its JSON), quoted and escaped by the driver's own function. (A simple query cannot carry
+// a NUL; none reaches here: the receiver keeps only bodies `storableText` passes, and Node's parser
+// refuses NUL in headers.)
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'null'
   if (typeof value === 'number') return String(value)
