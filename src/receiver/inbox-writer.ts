@@ -10,7 +10,8 @@
 // the sender's retry).
 import type pg from 'pg'
 import type { Db } from '../store/database.ts'
-import { type DeliveryRow, InboxTimeout, insertAcceptedDeliveries } from '../store/inbox.ts'
+import type { DeliveryRow } from '../store/inbox.ts'
+import { InboxTimeout, insertAcceptedDeliveries } from '../store/inbox-insert.ts'
 
 /**
  * 5 s: a healthy insert commits in milliseconds, so 5 s rides over a short lock (a migration's, which
@@ -46,7 +47,7 @@ export interface InboxWriterOptions {
   budgetMs?: number
   /** Deliveries waiting for an insert at most; one more is refused at once. */
   maxWaiting?: number
-  /** The pool behind `db`: when given, each insert takes one round trip (store/inbox.ts). */
+  /** The pool behind `db`: when given, each insert takes one round trip (store/inbox-insert.ts). */
   pool?: pg.Pool
 }
 

@@ -2,7 +2,7 @@
 // workers take) or rejected (kept with its reason), under the delivery's budget. Whatever fails here
 // makes the delivery unavailable: not stored, so the sender keeps it and retries it.
 import type { Db } from '../store/database.ts'
-import { InboxTimeout, insertRejectedDelivery } from '../store/inbox.ts'
+import { InboxTimeout, insertRejectedDelivery } from '../store/inbox-insert.ts'
 import { numbersFit, storable, storableText } from '../store/jsonb.ts'
 import type { DeliveryShape, WebhookEvent, WebhookModel } from './deliveries.ts'
 import {

@@ -30,6 +30,9 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
     options: '-c TimeZone=UTC',
     types: { getTypeParser } as pg.CustomTypesConfig,
     connectionTimeoutMillis: 10_000,
+    // A connection a failover or a proxy cut without a reset is found dead in minutes, not hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   })
   // A connection that breaks while checked out (the database stopped, a proxy cut it) emits 'error' on
   // its client, which pg-pool listens to only while the client is idle: unheard, it would end the

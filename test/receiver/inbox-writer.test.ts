@@ -1,6 +1,7 @@
 // The receiver's group commit: concurrent deliveries share inserts, each caller gets its own row's
 // id, and a row the database refuses costs only its own delivery. Each test runs twice: through the
 // pool in one round trip (as `start` wires the receiver), and through Kysely alone.
+import net from 'node:net'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
@@ -10,7 +11,8 @@ import {
   InboxBusy,
   MAX_WAITING_DELIVERIES,
 } from '../../src/receiver/inbox-writer.ts'
-import { type DeliveryRow, InboxTimeout } from '../../src/store/inbox.ts'
+import type { DeliveryRow } from '../../src/store/inbox.ts'
+import { InboxTimeout } from '../../src/store/inbox-insert.ts'
 import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
 import { settledWithin, waitFor } from '../support/process.ts'
 
@@ -161,6 +163,41 @@ describe.each(paths)('the inbox writer on a slow database (issue 17), $path', ({
   })
 })
 
+/** A TCP proxy to PostgreSQL whose open connections can be silenced: nothing more passes either way. */
+async function silentProxy(target: URL) {
+  const sockets = new Set<net.Socket>()
+  let silent = false
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname)
+    sockets.add(client).add(upstream)
+    for (const socket of [client, upstream]) {
+      socket.on('error', () => {})
+      socket.on('close', () => sockets.delete(socket))
+    }
+    client.on('data', (chunk) => silent || upstream.write(chunk))
+    upstream.on('data', (chunk) => silent || client.write(chunk))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    silence() {
+      silent = true
+      // New connections pass again: only the ones open now stay silent.
+      server.removeAllListeners('connection')
+      server.on('connection', (client) => {
+        const upstream = net.connect(Number(target.port || 5432), target.hostname)
+        sockets.add(client).add(upstream)
+        for (const socket of [client, upstream]) socket.on('error', () => {})
+        client.pipe(upstream).pipe(client)
+      })
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
 async function inboxCount() {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from sync.inbox`.execute(database.db)
   return rows[0]?.n ?? 0
@@ -209,6 +246,29 @@ describe('the inbox writer through the pool', () => {
     expect(ids.map((id) => byId.get(id))).toEqual(hostile)
   })
 
+  it('drops a connection that went silent, and goes on writing through a new one', async () => {
+    const proxy = await silentProxy(new URL(database.url))
+    const url = new URL(database.url)
+    url.host = `127.0.0.1:${proxy.port}`
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 1 })
+    try {
+      const write = createInboxWriter(database.db, { budgetMs: 300, pool })
+      await write(delivery(1))
+      // The connection stays open and says nothing, as one a failover or a proxy cut would.
+      proxy.silence()
+      const outcome = await settledWithin(write(delivery(2)), 5_000)
+      expect(outcome).toMatchObject({ status: 'rejected', reason: expect.any(InboxTimeout) })
+      // One insert in flight: this one waits until the silent one is given up, then gets a new connection.
+      const next = await settledWithin(write(delivery(3)), 10_000)
+      expect(next.status).toBe('fulfilled')
+    } finally {
+      await pool.end().catch(() => {})
+      await proxy.close()
+    }
+    const rows = await database.db.selectFrom('sync.inbox').select('record_id').orderBy('id').execute()
+    expect(rows.map((row) => row.record_id)).toEqual([1, 3])
+  })
+
   it('hands its connection back usable after an insert the deadline cancelled', async () => {
     const pool = new pg.Pool({ connectionString: database.url, max: 1 })
     try {
@@ -223,10 +283,11 @@ describe('the inbox writer through the pool', () => {
       // The pool's one connection: a transaction left open or failed would refuse this insert.
       const write = createInboxWriter(database.db, { pool })
       await write(delivery(2))
-      const { rows } = await pool.query<{ in_transaction: boolean }>(
-        `select count(*) > 0 as in_transaction from pg_stat_activity where pid = pg_backend_pid() and state like 'idle in transaction%'`,
+      // Nor is a transaction open (now() would be its start), nor the timeout left set.
+      const { rows } = await pool.query<{ timeout: string; fresh: boolean }>(
+        `select current_setting('statement_timeout') as timeout, now() = statement_timestamp() as fresh`,
       )
-      expect(rows[0]?.in_transaction).toBe(false)
+      expect(rows[0]).toEqual({ timeout: '0', fresh: true })
     } finally {
       await pool.end()
     }

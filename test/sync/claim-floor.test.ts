@@ -57,6 +57,18 @@ describe('the claim floor', () => {
     expect(claim(floor, 20, undefined)).toBe(60)
   })
 
+  it('claims from the beginning again while such a claim comes back full (a replay of thousands)', () => {
+    const floor = createClaimFloor(1_000)
+    claim(floor, 0, 500)
+    const first = floor.start(1_000)
+    expect(first.after).toBeUndefined()
+    first.end(200, true) // full: more may wait below the floor
+    const second = floor.start(1_001)
+    expect(second.after).toBeUndefined()
+    second.end(400, false) // short: the backlog is taken
+    expect(claim(floor, 1_002, undefined)).toBe(500)
+  })
+
   it('claims from the beginning at least every interval, and such a claim does not lower the floor', () => {
     const floor = createClaimFloor(1_000)
     expect(claim(floor, 0, 100)).toBeUndefined()

@@ -12,7 +12,7 @@ import { createInboxDrain, startDeliveryWorker } from '../../src/sync/delivery/w
 import { startJobQueue } from '../../src/sync/job-queue.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { insertAcceptedDelivery } from '../support/inbox.ts'
-import { waitFor } from '../support/process.ts'
+import { settledWithin, waitFor } from '../support/process.ts'
 
 const database = useTestDatabase()
 const logger = createLogger({ level: 'silent' })
@@ -108,7 +108,7 @@ describe('a claim that starts after the last delivery taken', () => {
     expect(Object.values(await statuses())).toEqual(['processed', 'processed'])
   })
 
-  it('walks on from the last delivery taken over many batches, and applies every one', async () => {
+  it('applies every delivery over many batches, each claim starting after the last', async () => {
     const drain = createInboxDrain(deps(), { batchSize: 7 })
     for (let round = 0; round < 5; round++) {
       for (let i = 0; i < 10; i++) {
@@ -130,7 +130,7 @@ describe('a claim that starts after the last delivery taken', () => {
 
 describe('a worker under a stream of deliveries', () => {
   it('applies a lone delivery at once, and gathers those that follow into one transaction', async () => {
-    const worker = startDeliveryWorker(deps(), { concurrency: 1, gatherMs: 2_000, pollMs: 60_000 })
+    const worker = startDeliveryWorker(deps(), { concurrency: 1, gatherMs: 5_000, pollMs: 60_000 })
     try {
       // The worker is idle: a delivery is taken as soon as it is named.
       // (Its poll comes once a minute: only the wake can have it taken within the deadline.)
@@ -145,7 +145,7 @@ describe('a worker under a stream of deliveries', () => {
         next.push(id)
         worker.wake(id)
       }
-      await waitFor(() => allProcessed(next), 10_000, 'the next ten')
+      await waitFor(() => allProcessed(next), 20_000, 'the next ten')
       // Rows marked in one transaction share its now().
       const { rows } = await sql<{ n: number }>`
         select count(distinct processed_at)::int as n from sync.inbox where id = any(${next})`.execute(
@@ -155,6 +155,17 @@ describe('a worker under a stream of deliveries', () => {
     } finally {
       await worker.stop()
     }
+  })
+})
+
+describe('a worker gathering its next batch', () => {
+  it('stops at once when asked', async () => {
+    const worker = startDeliveryWorker(deps(), { concurrency: 1, gatherMs: 600_000, pollMs: 600_000 })
+    const id = await insertAcceptedDelivery(database.db, update(1))
+    worker.wake(id)
+    await waitFor(() => allProcessed([id]), 5_000, 'the delivery')
+    // It now waits ten minutes for its next batch; stopping ends the wait.
+    expect((await settledWithin(worker.stop(), 5_000)).status).toBe('fulfilled')
   })
 })
 

@@ -288,6 +288,20 @@ describe('a delivery that cannot be applied', () => {
     expect(await drain().drainOnce()).toBe(0)
   })
 
+  it('after a batch that failed, applies that batch one by one, and no delivery it did not take', async () => {
+    const worker = drain({ fullClaimEveryMs: 600_000 })
+    const replayed = await store('update', 'api', 59, { person: complete(59, T0) })
+    expect(await worker.drainOnce()).toBe(1)
+    // Replayed: accepted again, below where this worker's claims now start.
+    await sql`update sync.inbox set status = 'accepted' where id = ${replayed}`.execute(database.db)
+    const bad = await store('update', 'api', 666, { person: complete(666, T0) })
+    const good = await store('update', 'api', 61, { person: complete(61, T0) })
+    expect(await worker.drainOnce()).toBe(2)
+    expect(await inbox(good)).toMatchObject({ status: 'processed' })
+    expect(await inbox(bad)).toMatchObject({ status: 'accepted', attempts: 1 })
+    expect(await inbox(replayed)).toMatchObject({ status: 'accepted' })
+  })
+
   it('is kept as failed after its last attempt, with its error', async () => {
     const bad = await store('update', 'api', 666, { person: complete(666, T0) })
     // Every claim from the beginning: a retry lies below where the claims start, and a claim from the

@@ -6,7 +6,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../../src/log.ts'
-import { insertRejectedDelivery } from '../../src/store/inbox.ts'
+import { insertRejectedDelivery } from '../../src/store/inbox-insert.ts'
 import {
   pruneHistoryBatch,
   pruneInboxBatch,

@@ -9,7 +9,8 @@
 //   out of order): the receiver names every id it commits (`committed`), and the floor goes back below
 //   it, even when the claim that passed it ends later;
 // - a delivery of another replica, a retry whose time has come, a replayed delivery: a claim from the
-//   start of the index, at least every `fullEveryMs`, takes them.
+//   start of the index, at least every `fullEveryMs`, takes them; while such a claim comes back full
+//   (a replay of thousands), the next starts from the beginning too.
 
 /** How often a claim starts from the beginning of the inbox, whatever the floor says. */
 export const FULL_CLAIM_EVERY_MS = 1_000
@@ -23,8 +24,8 @@ export interface ClaimFloor {
 
 export interface ClaimWindow {
   after: number | undefined
-  /** The claim took deliveries up to this id (the greatest it took), or none. */
-  end(lastId: number | undefined): void
+  /** The claim took deliveries up to this id (the greatest it took), or none; `full`: as many as it asked. */
+  end(lastId: number | undefined, full?: boolean): void
 }
 
 export function createClaimFloor(fullEveryMs = FULL_CLAIM_EVERY_MS): ClaimFloor {
@@ -32,19 +33,22 @@ export function createClaimFloor(fullEveryMs = FULL_CLAIM_EVERY_MS): ClaimFloor 
   // be taken by the next claim from the beginning.
   let floor = 0
   let lastFull = Number.NEGATIVE_INFINITY
+  // The last claim from the beginning came back full: more may wait below the floor.
+  let backlog = false
   // Claims in flight, each with the lowest id committed since it read the inbox.
   const open = new Set<{ lowest: number }>()
 
   return {
     start(now) {
-      const full = now - lastFull >= fullEveryMs || floor <= 0
-      if (full) lastFull = now
+      const fromStart = backlog || now - lastFull >= fullEveryMs || floor <= 0
+      if (fromStart) lastFull = now
       const window = { lowest: Number.POSITIVE_INFINITY }
       open.add(window)
       return {
-        after: full ? undefined : floor,
-        end(lastId) {
+        after: fromStart ? undefined : floor,
+        end(lastId, full = false) {
           open.delete(window)
+          if (fromStart) backlog = full
           if (lastId !== undefined) floor = Math.max(floor, Math.min(lastId, window.lowest - 1))
         },
       }

@@ -78,21 +78,25 @@ export function createInboxDrain(
   }
 
   async function claimFromFloor(trx: Parameters<typeof claimDeliveries>[0]): Promise<InboxRow[]> {
-    const window = floor.start(Date.now())
+    const window = floor.start(performance.now())
     let rows: InboxRow[] = []
     try {
       rows = await claimDeliveries(trx, batchSize, { after: window.after })
       return rows
     } finally {
-      window.end(rows.at(-1)?.id)
+      window.end(rows.at(-1)?.id, rows.length === batchSize)
     }
   }
 
-  /** Applies `rows` in one transaction; throws when anything fails (nothing is then written). */
-  async function applyBatch(ids?: number[]): Promise<InboxRow[]> {
+  /**
+   * Applies `ids` (else the next batch due) in one transaction; throws when anything fails (nothing
+   * is then written). `claimed` receives the ids it took, for a retry of exactly those.
+   */
+  async function applyBatch(ids?: number[], claimed: number[] = []): Promise<InboxRow[]> {
     let rows: InboxRow[] = []
     const outcome = await db.transaction().execute(async (trx) => {
       rows = ids ? await claimDeliveries(trx, ids.length, { ids }) : await claimFromFloor(trx)
+      claimed.push(...rows.map((row) => row.id))
       return rows.length ? applyDeliveries(trx, rows, deps) : null
     })
     if (outcome) {
@@ -129,13 +133,16 @@ export function createInboxDrain(
   }
 
   async function drainOnce(): Promise<number> {
-    let taken: InboxRow[] = []
+    const claimed: number[] = []
     try {
-      taken = await applyBatch()
-      return taken.length
+      return (await applyBatch(undefined, claimed)).length
     } catch (error) {
-      // Nothing was written. Which rows? Read them again without the failed transaction's lock.
-      const rows = await db.transaction().execute((trx) => claimDeliveries(trx, batchSize))
+      // Nothing was written. Read the batch again, without the failed transaction's lock (all that
+      // are due when the claim itself failed).
+      const ids = claimed.length ? claimed : undefined
+      const rows = await db
+        .transaction()
+        .execute((trx) => claimDeliveries(trx, ids ? ids.length : batchSize, { ids }))
       if (rows.length === 0) throw error
       logger.warn(
         { err: error, deliveries: rows.length },
@@ -181,12 +188,12 @@ export function startDeliveryWorker(
     while (!stopped) {
       try {
         woken = false
-        const began = Date.now()
+        const began = performance.now()
         const count = await drainOnce()
         if (count === 0) {
           if (!woken) await sleep(pollMs, true)
         } else if (count < batchSize) {
-          await sleep(Math.max(0, gatherMs - (Date.now() - began)), false)
+          await sleep(Math.min(gatherMs, Math.max(0, gatherMs - (performance.now() - began))), false)
         }
       } catch (error) {
         logger.error({ err: error }, 'could not read the inbox; trying again shortly')
