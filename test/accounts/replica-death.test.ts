@@ -320,10 +320,18 @@ describe('a replica killed while it holds every account’s work', () => {
     for (const name of NAMES) {
       const first = await runEnded(dbs[name], 1, 60_000)
       expect(first.status, `${name}'s first run`).toBe('succeeded')
-      const { rows } = await sql<{ resource: string; state: string; retries: number; after_kill: boolean }>`
-        select data->>'resource' as resource, state::text as state, retry_count as retries,
-          started_on > ${killedAt} as after_kill
-        from pgboss.job where id = any(${orphans[name]}::uuid[]) order by 1`.execute(database.db)
+      const orphaned = () =>
+        sql<{ resource: string; state: string; retries: number; after_kill: boolean }>`
+          select data->>'resource' as resource, state::text as state, retry_count as retries,
+            started_on > ${killedAt} as after_kill
+          from pgboss.job where id = any(${orphans[name]}::uuid[]) order by 1`.execute(database.db)
+      // The run ends when its last sweep's work does; pg-boss marks that job completed just after.
+      await waitFor(
+        async () => ((await orphaned()).rows.every((row) => row.state !== 'active') ? true : undefined),
+        30_000,
+        `${name}: the sweeps A held to end`,
+      )
+      const { rows } = await orphaned()
       expect(rows, name).toHaveLength(orphans[name].length)
       for (const row of rows)
         expect(row, `${name}: the sweep of ${row.resource} A held`).toMatchObject({
