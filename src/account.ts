@@ -60,7 +60,8 @@ export function createAccount(config: Config, deps: AccountDeps): AccountParts {
   const queue = accountQueue(deps.boss, name)
   const logger = name === null ? deps.logger : deps.logger.child({ account: name })
   const upstreamMetrics = createUpstreamMetrics()
-  const clients = createUpstreamClients(config, { db, logger, metrics: upstreamMetrics })
+  const clientDeps = { db, logger, metrics: upstreamMetrics }
+  const clients = createUpstreamClients(config, clientDeps)
   const receiverCounters = createReceiverCounters()
   const metrics = createMetrics({
     db,
@@ -155,6 +156,7 @@ export function createAccount(config: Config, deps: AccountDeps): AccountParts {
         db,
         boss: queue,
         clients,
+        openClients: (signal) => createUpstreamClients(config, { ...clientDeps, signal }),
         config,
         logger,
         metrics: upstreamMetrics,

@@ -16,7 +16,8 @@ import {
   widenBudget,
 } from '../store/budget.ts'
 import type { Db } from '../store/database.ts'
-import type { Clock } from './clock.ts'
+import { type Clock, sleepUntil } from './clock.ts'
+import { RequestAborted } from './errors.ts'
 import type { UpstreamMetrics } from './metrics.ts'
 
 export interface BudgetOptions {
@@ -38,8 +39,11 @@ export interface BudgetOptions {
 }
 
 export interface Budget {
-  /** Waits until the shared budget allows one more request. */
-  take(): Promise<BudgetLease>
+  /**
+   * Waits until the shared budget allows one more request; throws RequestAborted once `signal` is
+   * aborted while it waits.
+   */
+  take(signal?: AbortSignal): Promise<BudgetLease>
   /** The request's answer (or failure) is in: its slot counts from now until one window later. */
   release(lease: BudgetLease): Promise<void>
   /** A 429: the budget narrows if it was nearly all in use, and nobody sends for `ms` (its Retry-After). */
@@ -74,7 +78,7 @@ export function createBudget(options: BudgetOptions): Budget {
   }
 
   return {
-    async take() {
+    async take(signal) {
       prepared ??= prepareBudget(db, key, options.requests).catch((error) => {
         prepared = undefined
         throw error
@@ -83,6 +87,7 @@ export function createBudget(options: BudgetOptions): Budget {
       await widen()
       const started = clock.now()
       for (let waited = false; ; waited = true) {
+        if (signal?.aborted) throw new RequestAborted(`${options.service}: stopped waiting for the budget`)
         const now = clock.now()
         const taken = await takeBudgetSlot(db, key, {
           holdMs: options.windowMs + options.requestTimeoutMs + RELEASE_MARGIN_MS,
@@ -93,7 +98,7 @@ export function createBudget(options: BudgetOptions): Budget {
             metrics.throttledSeconds.add({ upstream: options.service }, (clock.now() - started) / 1000)
           return { slot: taken.slot, lease: taken.lease, grantedAt: taken.grantedAt }
         }
-        await clock.sleepUntil(now + Math.min(Math.max(taken.waitMs, 0), RECHECK_MS))
+        await sleepUntil(clock, now + Math.min(Math.max(taken.waitMs, 0), RECHECK_MS), signal)
       }
     },
 

@@ -13,6 +13,22 @@ export interface Clock {
   drivesBudget: boolean
 }
 
+/** `clock.sleepUntil(time)`, ended early (resolving) once `signal` is aborted. */
+export async function sleepUntil(clock: Clock, time: number, signal?: AbortSignal): Promise<void> {
+  if (!signal) return clock.sleepUntil(time)
+  if (signal.aborted) return
+  let onAbort = () => {}
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    await Promise.race([clock.sleepUntil(time), aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+}
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleepUntil: async (time) => {

@@ -5,7 +5,7 @@
 import { type Logger, secretScrubber } from '../log.ts'
 import { serialize, storable } from '../store/jsonb.ts'
 import type { Budget } from './budget.ts'
-import type { Clock } from './clock.ts'
+import { type Clock, sleepUntil } from './clock.ts'
 import { readWithout } from './discard.ts'
 import {
   RequestAborted,
@@ -141,7 +141,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
       const repeatable = request.method !== 'POST'
       for (let attempt = 1; ; attempt++) {
         if (deps.signal?.aborted) throw new RequestAborted(`${service}: no request is sent any more`)
-        const lease = await budget.take()
+        const lease = await budget.take(deps.signal)
         // The database's clock, which every replica shares (see BudgetLease.grantedAt).
         const sentAt = lease.grantedAt.getTime()
         let outcome: Outcome
@@ -198,7 +198,7 @@ export function createUpstream(settings: UpstreamSettings, deps: UpstreamDeps): 
             { upstream: service, route: request.route, path: request.path, status, attempt, delayMs },
             'upstream request failed; retrying',
           )
-          await clock.sleepUntil(clock.now() + delayMs)
+          await sleepUntil(clock, clock.now() + delayMs, deps.signal)
         }
       }
     },

@@ -35,6 +35,11 @@ export interface WorkerDeps {
   db: Db
   boss: JobQueue
   clients: UpstreamClients
+  /**
+   * Clients like `clients` whose requests end once `signal` is aborted: the freshness polls' and the
+   * details pass's, so that a stop does not wait for their retries.
+   */
+  openClients(signal: AbortSignal): UpstreamClients
   config: Config
   logger: Logger
   metrics: UpstreamMetrics
@@ -55,7 +60,10 @@ export interface Workers {
   wakeDeliveries(id?: number): void
   /** Starts the freshness polls (feed/polls.ts) and the details pass (details/), once the service listens. */
   startPolls(): void
-  /** Stops the schedules, retention, the freshness polls and the inbox workers (work in flight finishes). */
+  /**
+   * Stops the schedules, retention, the freshness polls and the inbox workers: a delivery or a write in
+   * flight finishes, the polls' requests are cut off.
+   */
   stop(): Promise<void>
 }
 
@@ -178,20 +186,22 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   })
   let polls: { stop(): Promise<void> } | undefined
   let details: { stop(): Promise<void> } | null | undefined
+  const stopping = new AbortController()
   return {
     wakeDeliveries: (id) => deliveries.wake(id),
     startPolls() {
+      const polled = deps.openClients(stopping.signal)
       polls ??= startFreshnessPolls({
         db,
         boss,
-        clients,
+        clients: polled,
         config,
         logger,
         onApplied: (resource, records) => applied?.(resource, 'fetch', records),
       })
       details ??= startDetailsPass({
         db,
-        crm: clients.crm,
+        crm: polled.crm,
         config,
         logger,
         onRead: observer?.detailsRead?.bind(observer),
@@ -199,7 +209,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     },
     async stop() {
       schedules.stop()
-      await Promise.all([deliveries.stop(), retention.stop(), polls?.stop(), details?.stop()])
+      const stopped = Promise.all([deliveries.stop(), retention.stop(), polls?.stop(), details?.stop()])
+      stopping.abort() // after the loops know they stop: a poll cut off now is no failure
+      await stopped
     },
   }
 }

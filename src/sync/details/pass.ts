@@ -9,7 +9,7 @@
 // A listing's shape and paging are not shown upstream: each is asked for 250 items a page, and a page
 // of FOLLOW_AT or more items is followed by the next (the upstream may give fewer than asked), until an
 // empty page, a short one, or one that repeats the page before (an upstream that ignores `page`).
-import type { CrmClient } from '../../api-client/index.ts'
+import { type CrmClient, RequestAborted } from '../../api-client/index.ts'
 import type { Logger } from '../../log.ts'
 import type { ChildMapping, Resource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
@@ -181,6 +181,7 @@ export function createDetailsPass(deps: DetailsPassDeps): DetailsPass {
         try {
           read = await readLists(ctx, record.id)
         } catch (error) {
+          if (error instanceof RequestAborted) break // the stop: the record was not read, nor failed
           // This record waits (30 s, doubling), the pass a while: one that always fails holds no other
           // back, and an upstream that fails everything is not asked again at once.
           await markDetailsFailed(db, resource, record.id)

@@ -63,7 +63,9 @@ export function startPolling<R extends PollOutcome>(
           options.onPolled?.(result)
         }
       } catch (error) {
-        logger.warn({ err: error }, `${options.name}: poll failed; the next one tries again`)
+        // A stop cuts off the poll's requests: that is no failure.
+        if (stopped) logger.debug({ err: error }, `${options.name}: poll cut off by the stop`)
+        else logger.warn({ err: error }, `${options.name}: poll failed; the next one tries again`)
       }
       polling = null
       if (!stopped) timer = setTimeout(poll, options.pollSeconds * 1000).unref()
