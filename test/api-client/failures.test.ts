@@ -2,6 +2,7 @@
 // Retry-After on 429 for every replica, no retry for 401/403/4xx, and bounded attempts.
 import nock from 'nock'
 import { describe, expect, it } from 'vitest'
+import type { Clock } from '../../src/api-client/clock.ts'
 import {
   RequestAborted,
   UpstreamAuthError,
@@ -21,6 +22,24 @@ async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
   )
   if (error instanceof UpstreamError) return error
   throw new Error(`expected an UpstreamError, got ${String(error)}`)
+}
+
+/** A clock at T0 whose sleeps never end: only an aborted signal gets a waiter past one. */
+function heldClock(): Clock & { slept: number[]; sleeping: Promise<void> } {
+  let slept!: () => void
+  const sleeping = new Promise<void>((resolve) => {
+    slept = resolve
+  })
+  return {
+    now: () => T0,
+    sleepUntil: () => {
+      slept()
+      return new Promise(() => {})
+    },
+    drivesBudget: true,
+    slept: [],
+    sleeping,
+  }
 }
 
 describe('failures', () => {
@@ -109,6 +128,34 @@ describe('failures', () => {
     // No retry, and no request counted as a timeout or failure of the upstream.
     expect(total(metrics.requests)).toBe(0)
     await expect(client.count(people)).rejects.toBeInstanceOf(RequestAborted)
+  })
+
+  it("stops waiting out a retry's backoff once its signal is aborted", async () => {
+    const stop = new AbortController()
+    const clock = heldClock()
+    const { client, metrics } = crmClient(database.db, {}, { clock, signal: stop.signal })
+    nock(CRM_URL).get('/api/people/count').reply(500, 'oops')
+    const asked = client.count(people).catch((error: unknown) => error)
+    await clock.sleeping
+    stop.abort()
+    expect(await asked).toBeInstanceOf(RequestAborted)
+    expect(total(metrics.requests)).toBe(1)
+  })
+
+  it('stops waiting for the budget once its signal is aborted, having sent nothing', async () => {
+    const budgetKey = `crm-paused-${Date.now()}`
+    const first = crmClient(database.db, { maxRetries: 0 }, { budgetKey })
+    nock(CRM_URL).get('/api/people/count').reply(429, '', { 'Retry-After': '600' })
+    await expect(first.client.count(people)).rejects.toBeInstanceOf(UpstreamUnavailableError)
+
+    const stop = new AbortController()
+    const clock = heldClock()
+    const { client, metrics } = crmClient(database.db, {}, { clock, budgetKey, signal: stop.signal })
+    const asked = client.count(companies).catch((error: unknown) => error)
+    await clock.sleeping // the budget is paused for 600 s: the take waits
+    stop.abort()
+    expect(await asked).toBeInstanceOf(RequestAborted)
+    expect(total(metrics.requests)).toBe(0)
   })
 
   it('honours Retry-After on a 429: the retry goes out no sooner', async () => {

@@ -9,7 +9,12 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../src/database/free-port.ts'
-import { useTestDatabase, waitForLockWaiter } from '../support/database.ts'
+import {
+  createTestDatabase,
+  dropTestDatabase,
+  useTestDatabase,
+  waitForLockWaiter,
+} from '../support/database.ts'
 import { type CliProcess, readyStatus, runCli, settledWithin, waitFor } from '../support/process.ts'
 
 const database = useTestDatabase()
@@ -119,6 +124,45 @@ describe('a stopping crm-sync', () => {
     } finally {
       await blocker.query('rollback')
       await blocker.end()
+    }
+  }, 60_000)
+})
+
+describe('a stopping crm-sync with an upstream that never answers', () => {
+  it("cuts off the activity poll's request, and exits 0 well before its deadline", async () => {
+    // A CRM that takes every connection and never answers: the poll's request would wait 30 s.
+    const asked: string[] = []
+    const silent = net.createServer((socket) => {
+      sockets.push(socket)
+      socket.on('error', () => {})
+      socket.on('data', (chunk) => asked.push(String(chunk).split('\r\n')[0] ?? ''))
+    })
+    silent.listen(0, '127.0.0.1')
+    await once(silent, 'listening')
+    const { port: crmPort } = silent.address() as net.AddressInfo
+    // A database of its own: the earlier tests' processes may still hold the feed's lease here.
+    const own = await createTestDatabase({ empty: true })
+    try {
+      const { run } = await startCrmSync({
+        DATABASE_URL: own.url,
+        CRM_BASE_URL: `http://127.0.0.1:${crmPort}`,
+        UPSTREAM_TIMEOUT_SECONDS: '30',
+        SHUTDOWN_TIMEOUT_SECONDS: '20',
+      })
+      await waitFor(
+        async () => (asked.some((line) => line.startsWith('GET /api/activities')) ? true : undefined),
+        20_000,
+        'the activity poll to ask the silent CRM',
+      )
+      run.child.kill('SIGTERM')
+      // Waiting for the request's timeout would pass the deadline: exit 1, "unfinished".
+      const exit = await settledWithin(run.exited, 25_000)
+      expect(exit, run.output()).toEqual({ status: 'fulfilled', value: 0 })
+      expect(run.output()).toContain('"msg":"stopped"')
+      expect(run.output()).not.toContain('poll failed')
+    } finally {
+      silent.close()
+      await dropTestDatabase(own)
     }
   }, 60_000)
 })
