@@ -69,7 +69,8 @@ describe('crm.activities', () => {
     for (let round = 0; round < 8; round++) someChanges(upstream, round)
     const upstreamCount = upstream.control.crm.liveIds('activities').length
     expect(upstreamCount).toBe(SEED.activities + 8 * 5)
-    const deps = sweepDeps(db, sandboxConfig(upstream))
+    const config = sandboxConfig(upstream)
+    const deps = sweepDeps(db, config)
 
     const first = await sweep(deps, { mode: 'incremental', resources: ['crm.activities'] })
     expect((await readRun(db, first))?.status).toBe('succeeded')
@@ -82,13 +83,27 @@ describe('crm.activities', () => {
       task: { action: 'update', changes: { name: ['Rückruf 6', 'Rückruf 7'] } },
     })
 
-    // An incremental walk stops at the first page it has all read before, not at the lookback (which
-    // holds every activity here): five new activities cost their page and the next one.
-    someChanges(upstream, 8)
+    // The feed's first poll writes the newest page and sets its cursor: 40 entries came since the
+    // sweep, and the 20 behind that page are read by no poll. Behind a page the mirror holds whole,
+    // the incremental walk still reads down to its watermark, and finds them.
+    for (let round = 8; round < 16; round++) someChanges(upstream, round)
+    const feed = feedOn(db, config, [])
+    expect(await feed.pollOnce()).toMatchObject({ status: 'polled', activities: 20 })
+    const mirrored = await sql<{ n: number }>`select count(*)::int as n from crm.activities`.execute(db)
+    expect(upstream.control.crm.liveIds('activities').length - (mirrored.rows[0]?.n ?? 0)).toBe(20)
+    const behind = await sweep(deps, { mode: 'incremental', resources: ['crm.activities'] })
+    expect((await readRun(db, behind))?.status).toBe('succeeded')
+    expect(await activityDifferences(db, upstream)).toEqual([])
+
+    // Once the feed has read the log without a gap since the watermark, the walk stops at the first
+    // page it holds whole, not at the lookback (which holds every activity here): one request.
+    someChanges(upstream, 16)
+    expect(await feed.pollOnce()).toMatchObject({ activities: 5, gap: false })
+    await sql`update sync.activity_feed set covered_since = now() - interval '1 hour'`.execute(db)
     upstream.control.resetCounters()
     const incremental = await sweep(deps, { mode: 'incremental', resources: ['crm.activities'] })
     expect((await readRun(db, incremental))?.status).toBe('succeeded')
-    expect(activityRequests(upstream)).toBe(2)
+    expect(activityRequests(upstream)).toBe(1)
     expect(await activityDifferences(db, upstream)).toEqual([])
 
     // A row the upstream does not list (a log truncated upstream, say) stays live through a full sweep.

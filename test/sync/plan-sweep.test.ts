@@ -106,8 +106,23 @@ describe('planSweep', () => {
       { read: 'everything', onePage: true },
     ],
     [
-      'an append-only log: its newest pages, the feed or not',
+      'the log, the feed answering: its newest pages, stopping at a page it holds whole',
       { resource: activities, feed: answering },
+      { read: 'newest', watermark: ago(6), onePage: false, stopAtRead: true },
+    ],
+    [
+      'the log, feed off: its newest pages down to the watermark',
+      { resource: activities },
+      { read: 'newest', watermark: ago(6), onePage: false },
+    ],
+    [
+      'the log, the feed polled first (or had a gap) after the watermark: down to the watermark',
+      { resource: activities, feed: { ...answering, coveredSince: ago(3) } },
+      { read: 'newest', watermark: ago(6), onePage: false },
+    ],
+    [
+      'the log, the feed missed two polls: down to the watermark',
+      { resource: activities, feed: { ...answering, polledAt: ago(1) } },
       { read: 'newest', watermark: ago(6), onePage: false },
     ],
     [

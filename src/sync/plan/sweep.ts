@@ -48,8 +48,11 @@ export interface SweepFacts {
 export type SweepPlan =
   /** Every page, then the reconciliation of what the walk did not see. */
   | { read: 'everything'; onePage: boolean }
-  /** The newest pages down to the watermark (null: none yet, every page). */
-  | { read: 'newest'; watermark: Date | null; onePage: boolean }
+  /**
+   * The newest pages down to the watermark (null: none yet, every page). `stopAtRead`: an append-only
+   * log's walk may also stop at a page it holds whole, the feed having written every entry since.
+   */
+  | { read: 'newest'; watermark: Date | null; onePage: boolean; stopAtRead?: true }
   /** A list without `updated_at` whose live rows fit one page: that page, to see a deletion. */
   | { read: 'first-page'; onePage: true }
   | { read: 'nothing'; onePage: false; reason: 'verification not due' | 'the feed answers' }
@@ -65,9 +68,16 @@ const due = (facts: SweepFacts, last: Date | null) =>
 
 /** Whether the activity feed answers for every change to the resource since the watermark. */
 export function feedAnswers(facts: SweepFacts): boolean {
+  return FEED_COVERS.has(facts.resource.name) && feedCurrent(facts)
+}
+
+/**
+ * Whether the feed has polled lately and read the log without a gap since the watermark: it has named
+ * every change since, and written every entry of the log since to its table.
+ */
+function feedCurrent(facts: SweepFacts): boolean {
   const { feed, state } = facts
-  if (feed.pollSeconds <= 0 || !state.watermark || !FEED_COVERS.has(facts.resource.name)) return false
-  if (!feed.coveredSince || !feed.polledAt) return false
+  if (feed.pollSeconds <= 0 || !state.watermark || !feed.coveredSince || !feed.polledAt) return false
   // Two polls missed (and some slack): the feed is not answering; the sweep reads as without it.
   const lately = facts.now.getTime() - feed.polledAt.getTime() <= (2 * feed.pollSeconds + 10) * 1000
   return lately && feed.coveredSince.getTime() <= state.watermark.getTime()
@@ -88,6 +98,11 @@ export function planSweep(facts: SweepFacts): SweepPlan {
   }
   const countDue = !walked && due(facts, latest(state.lastRemoteCountAt, state.lastVerifiedAt))
   if (!countDue && feedAnswers(facts)) return { read: 'nothing', onePage: false, reason: 'the feed answers' }
+  // A page of the log held whole says nothing of what lies behind it unless the feed wrote every entry
+  // since the watermark: a gap, its first poll (page 1 only) or a walk that failed leaves entries
+  // behind pages the mirror holds.
+  if (resource.appendOnly && resource.name === FEED_NAME && feedCurrent(facts))
+    return { read: 'newest', watermark: state.watermark, onePage, stopAtRead: true }
   return { read: 'newest', watermark: state.watermark, onePage }
 }
 

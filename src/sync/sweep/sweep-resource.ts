@@ -132,8 +132,10 @@ async function makeWay(deps: SweepDeps, key: SweepKey, ctx: SweepContext | undef
 /** A resumed sweep goes on from its checkpoint; any other reads what its plan says (plan/sweep.ts). */
 function checkpointOf(plan: SweepPlan): Checkpoint | null {
   if (plan.read === 'everything') return { phase: 'walk', nextPage: 1, watermark: null }
-  if (plan.read === 'newest')
-    return { phase: 'walk', nextPage: 1, watermark: plan.watermark?.toISOString() ?? null }
+  if (plan.read === 'newest') {
+    const watermark = plan.watermark?.toISOString() ?? null
+    return { phase: 'walk', nextPage: 1, watermark, ...(plan.stopAtRead ? { stopAtRead: true } : {}) }
+  }
   return null
 }
 

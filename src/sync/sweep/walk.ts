@@ -7,7 +7,8 @@
 // lookback) still catches them. The watermark is never the newest `updated_at` seen: offset pages
 // shift while records change, and a watermark taken from them would skip what the shift hid.
 //
-// An append-only log (activities) never changes what it listed, so its incremental walk also stops at
+// An append-only log (activities) never changes what it listed, so while the activity feed has written
+// every entry since the watermark (`stopAtRead`, plan/sweep.ts), its incremental walk also stops at
 // the first page whose records are all in the mirror already: what lies behind it was read before. An
 // entry the log inserts behind what was read (written late) is the full reconciliation's to find.
 //
@@ -141,7 +142,7 @@ export async function walkPages(
         (watermark !== null &&
           newestFirst &&
           times.length > 0 &&
-          (times.every((time) => time < watermark) || (await readBefore(ctx, page))))
+          (times.every((time) => time < watermark) || (from.stopAtRead && (await readBefore(ctx, page)))))
       // An aborted job sends no further request; the pages already fetched are still applied.
       if (!stop && !ctx.aborted()) fetching = prefetch(pages)
       if (fetching && watermark === null)
