@@ -8,6 +8,7 @@ import { sql } from 'kysely'
 import { NODE_FLAGS } from '../bin/node-flags.js'
 import { type Sandbox, startSandbox } from '../sandbox/index.ts'
 import { webhookPath } from '../src/receiver/app.ts'
+import type { Db } from '../src/store/database.ts'
 import { spawnChild } from './support/child.ts'
 import { createBenchDatabase } from './support/database.ts'
 import { BENCH_SECRET, spawnEngine } from './support/engines.ts'
@@ -211,7 +212,8 @@ async function run(ctx: Context) {
           target: atMost(percentile(engine.load.latencies, 99), 25, '< 25 ms'),
           bound:
             `p50 ${round(percentile(engine.load.latencies, 50), 1)} ms, max ${round(percentile(engine.load.latencies, 100), 1)} ms; ` +
-            `acknowledged ${engine.load.acknowledged} of ${engine.load.sent}; its workers applied ${engine.applied} deliveries meanwhile`,
+            `acknowledged ${engine.load.acknowledged} of ${engine.load.sent}; its workers applied ${engine.applied} deliveries meanwhile; ` +
+            `${round(engine.walBytesPerDelivery / 1024, 1)} KB of WAL a delivery acknowledged (the cluster's, receiver and workers)`,
         },
         {
           measure: `acknowledgement latency p99 at ${round(half.rate)}/s (half the most it takes)`,
@@ -231,7 +233,12 @@ async function run(ctx: Context) {
         },
         deliveriesPerInsert: round(perInsert, 1),
         phases: Object.fromEntries(Object.entries(phases).map(([name, phase]) => [name, summary(phase)])),
-        engine: { load: summary(engine.load), applied: engine.applied, peakRssMb: engine.peakRssMb },
+        engine: {
+          load: summary(engine.load),
+          applied: engine.applied,
+          peakRssMb: engine.peakRssMb,
+          walBytesPerDelivery: engine.walBytesPerDelivery,
+        },
         durable: { acknowledged, ...stored.rows[0] },
         machineCpuBusy: round(machineBusy, 2),
         receiverCores: round(receiverCores, 2),
@@ -263,11 +270,18 @@ async function engineLatency(ctx: Context, seconds: number) {
       const next = deliveriesOf(sandbox)
       const targets = [engine.url]
       await openLoop({ targets, next, connections: CONNECTIONS, seconds: 2, rate: FIXED_RATE })
+      const walBefore = await walPosition(database.db)
       const load = await openLoop({ targets, next, connections: CONNECTIONS, seconds, rate: FIXED_RATE })
+      const walBytes = (await walPosition(database.db)) - walBefore
       const applied = await sql<{ n: number }>`
         select count(*)::int as n from sync.inbox where status = 'processed'
       `.execute(database.db)
-      return { load, applied: applied.rows[0]?.n ?? 0, peakRssMb: round(engine.peakRss() / 2 ** 20) }
+      return {
+        load,
+        applied: applied.rows[0]?.n ?? 0,
+        peakRssMb: round(engine.peakRss() / 2 ** 20),
+        walBytesPerDelivery: Math.round(walBytes / Math.max(1, load.acknowledged)),
+      }
     } finally {
       await engine.stop()
     }
@@ -275,6 +289,17 @@ async function engineLatency(ctx: Context, seconds: number) {
     await database.drop()
     await sandbox.stop()
   }
+}
+
+/**
+ * Where the WAL is, in bytes: the whole cluster's, so a figure drawn from it holds on a machine where
+ * nothing else writes to PostgreSQL.
+ */
+async function walPosition(db: Db) {
+  const { rows } = await sql<{ at: string }>`
+    select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as at
+  `.execute(db)
+  return Number(rows[0]?.at ?? 0)
 }
 
 export const ingest: Scenario = { name: 'ingest', title: 'Durable ingest', run }
