@@ -48,20 +48,30 @@ export async function takeFeedLease(
 /**
  * Moves the cursor, while `owner` holds the lease; false when it has lost it. `gap`: this poll did not
  * read back to the cursor before it (or there was none, the first poll): the feed answers for changes
- * from now on only.
+ * from now on only. `wroteLog` (the activity feed's): whether this poll wrote what it read to
+ * crm.activities; `log_written_since` then holds since when every entry read was written, and is
+ * cleared by a poll that wrote nothing.
  */
 export async function advanceFeed(
   db: Db,
   feed: string,
   owner: string,
   cursor: FeedCursor,
-  options: { gap: boolean },
+  options: { gap: boolean; wroteLog?: boolean },
 ): Promise<boolean> {
   const coveredSince = options.gap ? sql`now()` : sql`coalesce(covered_since, now())`
+  const logWrittenSince =
+    options.wroteLog === undefined
+      ? sql`log_written_since`
+      : !options.wroteLog
+        ? sql`null`
+        : options.gap
+          ? sql`now()`
+          : sql`coalesce(log_written_since, now())`
   const result = await sql`
     update sync.activity_feed set newest_id = ${cursor.newestId},
       newest_created_at = ${cursor.newestCreatedAt}, polled_at = now(), updated_at = now(),
-      covered_since = ${coveredSince}
+      covered_since = ${coveredSince}, log_written_since = ${logWrittenSince}
     where feed = ${feed} and lease_owner = ${owner}
   `.execute(db)
   return Number(result.numAffectedRows ?? 0) > 0
@@ -70,6 +80,10 @@ export async function advanceFeed(
 export interface FeedCoverage {
   /** Every change the log names since then has been read (null: never polled). */
   coveredSince: Date | null
+  /** Every entry read since then is in crm.activities (null: not written, or a gap since). */
+  logWrittenSince: Date | null
+  /** The newest entry read (null: none). */
+  newestId: number | null
   /** The last poll that read the log. */
   polledAt: Date | null
 }
@@ -77,10 +91,16 @@ export interface FeedCoverage {
 export async function readFeedCoverage(db: Db, feed: string): Promise<FeedCoverage | null> {
   const row = await db
     .selectFrom('sync.activity_feed')
-    .select(['covered_since', 'polled_at'])
+    .select(['covered_since', 'log_written_since', 'newest_id', 'polled_at'])
     .where('feed', '=', feed)
     .executeTakeFirst()
-  return row ? { coveredSince: row.covered_since, polledAt: row.polled_at } : null
+  if (!row) return null
+  return {
+    coveredSince: row.covered_since,
+    logWrittenSince: row.log_written_since,
+    newestId: row.newest_id === null ? null : Number(row.newest_id),
+    polledAt: row.polled_at,
+  }
 }
 
 /** Lets the lease go at once (a stopping replica), so that another takes the feed over at its next poll. */

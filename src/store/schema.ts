@@ -138,6 +138,8 @@ export interface ActivityFeedTable {
   polled_at: Timestamp | null
   /** Every change the log names since then has been read (null: never polled, or a gap). */
   covered_since: Timestamp | null
+  /** Every entry of the log read since then is in crm.activities (null: not written, or a gap). */
+  log_written_since: Timestamp | null
   lease_owner: string | null
   lease_until: Timestamp | null
   updated_at: Generated<Date>

@@ -9,7 +9,7 @@ import { createUpstreamClients, createUpstreamMetrics } from '../../src/api-clie
 import type { Config } from '../../src/config/index.ts'
 import { activities } from '../../src/resources/index.ts'
 import type { Db } from '../../src/store/database.ts'
-import { tombstone } from '../../src/store/records.ts'
+import { tombstone, upsertRecords } from '../../src/store/records.ts'
 import { readRun } from '../../src/store/runs.ts'
 import { createActivityFeed } from '../../src/sync/feed/activity-feed.ts'
 import type { RefreshJob } from '../../src/sync/job-queue.ts'
@@ -95,15 +95,35 @@ describe('crm.activities', () => {
     expect((await readRun(db, behind))?.status).toBe('succeeded')
     expect(await activityDifferences(db, upstream)).toEqual([])
 
-    // Once the feed has read the log without a gap since the watermark, the walk stops at the first
-    // page it holds whole, not at the lookback (which holds every activity here): one request.
+    // Once the feed has written every entry it read since before the watermark, the walk stops at the
+    // first page it holds whole within what the feed read, not at the lookback (which holds every
+    // activity here): one request.
     someChanges(upstream, 16)
     expect(await feed.pollOnce()).toMatchObject({ activities: 5, gap: false })
-    await sql`update sync.activity_feed set covered_since = now() - interval '1 hour'`.execute(db)
+    await sql`update sync.activity_feed set log_written_since = now() - interval '1 hour'`.execute(db)
     upstream.control.resetCounters()
     const incremental = await sweep(deps, { mode: 'incremental', resources: ['crm.activities'] })
     expect((await readRun(db, incremental))?.status).toBe('succeeded')
     expect(activityRequests(upstream)).toBe(1)
+    expect(await activityDifferences(db, upstream)).toEqual([])
+
+    // Pages the mirror holds whole but the feed has not read (a walk that failed after writing them)
+    // do not stop the walk: behind them lie entries neither has written.
+    const person = upstream.control.crm.liveIds('people')[1] as number
+    for (let round = 0; round < 40; round++)
+      upstream.control.crm.update('people', person, { name: `Runde ${round}` })
+    // The feed has not polled since, yet counts as current.
+    await sql`update sync.activity_feed set polled_at = now()`.execute(db)
+    const crmClient = createUpstreamClients(config, { db, logger, metrics: createUpstreamMetrics() }).crm
+    const page = await crmClient.index(activities, {
+      page: 1,
+      order: { field: 'created_at', direction: 'desc' },
+    })
+    await upsertRecords(db, activities, page.records, { source: 'fetch', fetchedAt: new Date() })
+    const held = await sql<{ n: number }>`select count(*)::int as n from crm.activities`.execute(db)
+    expect(upstream.control.crm.liveIds('activities').length - (held.rows[0]?.n ?? 0)).toBe(20)
+    const pastHeld = await sweep(deps, { mode: 'incremental', resources: ['crm.activities'] })
+    expect((await readRun(db, pastHeld))?.status).toBe('succeeded')
     expect(await activityDifferences(db, upstream)).toEqual([])
 
     // A row the upstream does not list (a log truncated upstream, say) stays live through a full sweep.
@@ -169,6 +189,27 @@ describe('crm.activities', () => {
     // What it read is in the mirror too: the first page (the whole seeded log) and every activity since.
     expect(crm.liveIds('activities')).toHaveLength(SEED.activities + 304)
     expect(await activityDifferences(db, upstream)).toEqual([])
+    const written = async () =>
+      (
+        await sql<{ since: Date | null }>`select log_written_since as since from sync.activity_feed`.execute(
+          db,
+        )
+      ).rows[0]?.since ?? null
+    expect(await written()).not.toBeNull()
+
+    // A feed that does not mirror the log (MIRROR_RESOURCES without it) says it has written nothing.
+    const clients = createUpstreamClients(config, { db, logger, metrics: createUpstreamMetrics() })
+    const reading = createActivityFeed({
+      db,
+      reader: clients.crm,
+      logger,
+      queueRefresh: async () => {},
+      mirrored: new Set(['crm.tasks']),
+    })
+    await feed.release()
+    crm.update('tasks', task, { name: 'nur gelesen' })
+    expect(await reading.pollOnce()).toMatchObject({ status: 'polled', activities: 1 })
+    expect(await written()).toBeNull()
   })
 
   it('while the feed answers for them, idle incremental sweeps of the resources it covers read nothing', async () => {

@@ -46,6 +46,8 @@ const facts = (patch: Patch): SweepFacts => ({
   feed: { ...base.feed, ...patch.feed },
 })
 const answering = { pollSeconds: 2, coveredSince: ago(30), polledAt: new Date(now.getTime() - 1000) }
+/** The feed answering, and writing every entry of the log it read, up to entry 7000, since 30 min ago. */
+const writing = { ...answering, logWrittenSince: ago(30), newestId: 7_000 }
 
 describe('planSweep', () => {
   it.each<[string, Patch, ReturnType<typeof planSweep>]>([
@@ -106,9 +108,9 @@ describe('planSweep', () => {
       { read: 'everything', onePage: true },
     ],
     [
-      'the log, the feed answering: its newest pages, stopping at a page it holds whole',
-      { resource: activities, feed: answering },
-      { read: 'newest', watermark: ago(6), onePage: false, stopAtRead: true },
+      'the log, the feed writing it: its newest pages, stopping at a page held whole within what it read',
+      { resource: activities, feed: writing },
+      { read: 'newest', watermark: ago(6), onePage: false, feedReadTo: 7_000 },
     ],
     [
       'the log, feed off: its newest pages down to the watermark',
@@ -116,13 +118,18 @@ describe('planSweep', () => {
       { read: 'newest', watermark: ago(6), onePage: false },
     ],
     [
-      'the log, the feed polled first (or had a gap) after the watermark: down to the watermark',
-      { resource: activities, feed: { ...answering, coveredSince: ago(3) } },
+      'the log, the feed reading it but not writing it: down to the watermark',
+      { resource: activities, feed: { ...writing, logWrittenSince: null } },
+      { read: 'newest', watermark: ago(6), onePage: false },
+    ],
+    [
+      'the log, written since after the watermark (a gap, the first poll): down to the watermark',
+      { resource: activities, feed: { ...writing, logWrittenSince: ago(3) } },
       { read: 'newest', watermark: ago(6), onePage: false },
     ],
     [
       'the log, the feed missed two polls: down to the watermark',
-      { resource: activities, feed: { ...answering, polledAt: ago(1) } },
+      { resource: activities, feed: { ...writing, polledAt: ago(1) } },
       { read: 'newest', watermark: ago(6), onePage: false },
     ],
     [

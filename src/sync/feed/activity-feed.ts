@@ -155,10 +155,13 @@ async function unanswered(db: Db, changes: Change[]): Promise<Change[]> {
 /** Whether the feed refreshes (or writes, for crm.activities) the resource: mirrored, or no choice made. */
 const mirrors = (deps: ActivityFeedDeps, resource: AnyResource) => deps.mirrored?.has(resource.name) ?? true
 
-/** Hands a gap to the sweeps; the cursor has moved past it, so a failure is logged, not retried. */
+/**
+ * Hands a gap to the sweeps (of the resources it names, and of the log itself when mirrored); the
+ * cursor has moved past it, so a failure is logged, not retried.
+ */
 async function handOver(deps: ActivityFeedDeps): Promise<void> {
   try {
-    await deps.onGap?.([...FEED_COVERS].filter((name) => deps.mirrored?.has(name) ?? true))
+    await deps.onGap?.([...FEED_COVERS, activities.name].filter((name) => deps.mirrored?.has(name) ?? true))
   } catch (error) {
     deps.logger.warn({ err: error }, 'activity feed: no run started after a gap; the next one finds it')
   }
@@ -258,7 +261,8 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
           })
         }
         const gap = !reached || first
-        if (!(await advanceFeed(trx, FEED_NAME, owner, newest, { gap }))) throw new LeaseLost()
+        const wroteLog = mirrors(deps, activities)
+        if (!(await advanceFeed(trx, FEED_NAME, owner, newest, { gap, wroteLog }))) throw new LeaseLost()
       })
     } catch (error) {
       if (error instanceof LeaseLost) return { status: 'standby', ...idle, requests }

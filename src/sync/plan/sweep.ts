@@ -38,8 +38,14 @@ export interface SweepFacts {
   /** What verifying every resource of the service costs in requests (verification.ts). */
   serviceCost: number
   verification: VerificationSettings
-  /** The activity feed: its period (0: off) and how far it has read. */
-  feed: { pollSeconds: number; coveredSince: Date | null; polledAt: Date | null }
+  /** The activity feed: its period (0: off), how far it has read and since when it wrote the log. */
+  feed: {
+    pollSeconds: number
+    coveredSince: Date | null
+    polledAt: Date | null
+    logWrittenSince?: Date | null
+    newestId?: number | null
+  }
   /** Deliveries about the resource since its last count or complete walk. */
   deliveredSinceCount: boolean
   now: Date
@@ -49,10 +55,11 @@ export type SweepPlan =
   /** Every page, then the reconciliation of what the walk did not see. */
   | { read: 'everything'; onePage: boolean }
   /**
-   * The newest pages down to the watermark (null: none yet, every page). `stopAtRead`: an append-only
-   * log's walk may also stop at a page it holds whole, the feed having written every entry since.
+   * The newest pages down to the watermark (null: none yet, every page). `feedReadTo`: the log's walk
+   * may also stop at a page the mirror holds whole whose entries are all at or below this id, the
+   * feed having written every entry up to it since the watermark.
    */
-  | { read: 'newest'; watermark: Date | null; onePage: boolean; stopAtRead?: true }
+  | { read: 'newest'; watermark: Date | null; onePage: boolean; feedReadTo?: number }
   /** A list without `updated_at` whose live rows fit one page: that page, to see a deletion. */
   | { read: 'first-page'; onePage: true }
   | { read: 'nothing'; onePage: false; reason: 'verification not due' | 'the feed answers' }
@@ -68,19 +75,19 @@ const due = (facts: SweepFacts, last: Date | null) =>
 
 /** Whether the activity feed answers for every change to the resource since the watermark. */
 export function feedAnswers(facts: SweepFacts): boolean {
-  return FEED_COVERS.has(facts.resource.name) && feedCurrent(facts)
+  return FEED_COVERS.has(facts.resource.name) && feedCurrent(facts, facts.feed.coveredSince)
 }
 
 /**
- * Whether the feed has polled lately and read the log without a gap since the watermark: it has named
- * every change since, and written every entry of the log since to its table.
+ * Whether the feed has polled lately and done what `since` says (read the log without a gap, or written
+ * every entry it read) since before the watermark.
  */
-function feedCurrent(facts: SweepFacts): boolean {
+function feedCurrent(facts: SweepFacts, since: Date | null | undefined): boolean {
   const { feed, state } = facts
-  if (feed.pollSeconds <= 0 || !state.watermark || !feed.coveredSince || !feed.polledAt) return false
+  if (feed.pollSeconds <= 0 || !state.watermark || !since || !feed.polledAt) return false
   // Two polls missed (and some slack): the feed is not answering; the sweep reads as without it.
   const lately = facts.now.getTime() - feed.polledAt.getTime() <= (2 * feed.pollSeconds + 10) * 1000
-  return lately && feed.coveredSince.getTime() <= state.watermark.getTime()
+  return lately && since.getTime() <= state.watermark.getTime()
 }
 
 /** What a sweep that does not resume reads. */
@@ -98,11 +105,17 @@ export function planSweep(facts: SweepFacts): SweepPlan {
   }
   const countDue = !walked && due(facts, latest(state.lastRemoteCountAt, state.lastVerifiedAt))
   if (!countDue && feedAnswers(facts)) return { read: 'nothing', onePage: false, reason: 'the feed answers' }
-  // A page of the log held whole says nothing of what lies behind it unless the feed wrote every entry
-  // since the watermark: a gap, its first poll (page 1 only) or a walk that failed leaves entries
-  // behind pages the mirror holds.
-  if (resource.appendOnly && resource.name === FEED_NAME && feedCurrent(facts))
-    return { read: 'newest', watermark: state.watermark, onePage, stopAtRead: true }
+  // A page of the log held whole says nothing of what lies behind it (a gap, the feed's first poll,
+  // which writes page 1 only, or a walk that failed leave entries behind pages the mirror holds),
+  // unless the feed wrote every entry it read since the watermark and the page is within what it read.
+  const feedReadTo = facts.feed.newestId
+  if (
+    resource.appendOnly &&
+    resource.name === FEED_NAME &&
+    typeof feedReadTo === 'number' &&
+    feedCurrent(facts, facts.feed.logWrittenSince)
+  )
+    return { read: 'newest', watermark: state.watermark, onePage, feedReadTo }
   return { read: 'newest', watermark: state.watermark, onePage }
 }
 
@@ -156,6 +169,8 @@ export async function readSweepFacts(
       pollSeconds: settings.feedPollSeconds ?? 0,
       coveredSince: feed?.coveredSince ?? null,
       polledAt: feed?.polledAt ?? null,
+      logWrittenSince: feed?.logWrittenSince ?? null,
+      newestId: feed?.newestId ?? null,
     },
     deliveredSinceCount: Boolean(counted && model && (await deliveredSince(db, model, counted))),
     now: new Date(),

@@ -7,8 +7,11 @@ const walkCheckpoint = z.object({
   nextPage: z.number().int().min(1),
   /** An incremental walk stops after a page entirely older than this; null walks to the end. */
   watermark: z.iso.datetime({ offset: true }).nullable(),
-  /** An append-only log's walk also stops at a page the mirror holds whole (plan/sweep.ts). */
-  stopAtRead: z.literal(true).optional(),
+  /**
+   * The log's walk also stops at a page the mirror holds whole whose ids are all at or below this:
+   * what the feed had read, and written, when the sweep was planned (plan/sweep.ts).
+   */
+  feedReadTo: z.number().int().optional(),
   /** The group of ties the last page applied ended in, which the next page may go on (ties.ts). */
   tie: z
     .object({

@@ -134,7 +134,8 @@ function checkpointOf(plan: SweepPlan): Checkpoint | null {
   if (plan.read === 'everything') return { phase: 'walk', nextPage: 1, watermark: null }
   if (plan.read === 'newest') {
     const watermark = plan.watermark?.toISOString() ?? null
-    return { phase: 'walk', nextPage: 1, watermark, ...(plan.stopAtRead ? { stopAtRead: true } : {}) }
+    const { feedReadTo } = plan
+    return { phase: 'walk', nextPage: 1, watermark, ...(feedReadTo === undefined ? {} : { feedReadTo }) }
   }
   return null
 }

@@ -8,9 +8,10 @@
 // shift while records change, and a watermark taken from them would skip what the shift hid.
 //
 // An append-only log (activities) never changes what it listed, so while the activity feed has written
-// every entry since the watermark (`stopAtRead`, plan/sweep.ts), its incremental walk also stops at
-// the first page whose records are all in the mirror already: what lies behind it was read before. An
-// entry the log inserts behind what was read (written late) is the full reconciliation's to find.
+// every entry it read since the watermark (`feedReadTo`, plan/sweep.ts), its incremental walk also
+// stops at the first page whose records are all in the mirror already and within what the feed had
+// read: what lies behind it was written before. An entry the log inserts behind what was read (written
+// late) is the full reconciliation's to find.
 //
 // A group of records with one `updated_at` that straddles a page boundary may be ordered differently on
 // each request, and a record of it then shows on neither page: such a group is read again until it
@@ -142,7 +143,7 @@ export async function walkPages(
         (watermark !== null &&
           newestFirst &&
           times.length > 0 &&
-          (times.every((time) => time < watermark) || (from.stopAtRead && (await readBefore(ctx, page)))))
+          (times.every((time) => time < watermark) || (await readBefore(ctx, page, from.feedReadTo))))
       // An aborted job sends no further request; the pages already fetched are still applied.
       if (!stop && !ctx.aborted()) fetching = prefetch(pages)
       if (fetching && watermark === null)
@@ -194,10 +195,18 @@ export async function walkPages(
   }
 }
 
-/** Whether every record of a page of an append-only log is in the mirror already. */
-async function readBefore(ctx: SweepContext, page: RecordPage): Promise<boolean> {
-  if (!ctx.resource.appendOnly) return false
+/**
+ * Whether every record of a page of an append-only log is in the mirror already, and within what the
+ * feed had read and written (`feedReadTo`, the checkpoint's): then so is everything behind it.
+ */
+async function readBefore(
+  ctx: SweepContext,
+  page: RecordPage,
+  feedReadTo: number | undefined,
+): Promise<boolean> {
+  if (!ctx.resource.appendOnly || feedReadTo === undefined) return false
   const ids = page.records.map((record) => Number(idOf(ctx.resource, record)))
+  if (!ids.every((id) => id <= feedReadTo)) return false
   const mirrored = await mirroredStates(ctx.db, ctx.resource, ids)
   return ids.every((id) => mirrored.has(id))
 }
