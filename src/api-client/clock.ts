@@ -4,8 +4,11 @@ import { setTimeout as delay } from 'node:timers/promises'
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number
-  /** Resolves at `time` (ms since the epoch) or later; at once when that has passed. */
-  sleepUntil(time: number): Promise<void>
+  /**
+   * Resolves at `time` (ms since the epoch) or later; at once when that has passed, or once `signal`
+   * is aborted (a clock may ignore it: `sleepUntil` below ends the wait anyway).
+   */
+  sleepUntil(time: number, signal?: AbortSignal): Promise<void>
   /**
    * Whether the shared budget reads this clock instead of PostgreSQL's. PostgreSQL's clock is the
    * one every replica agrees on, so only a test clock sets this.
@@ -23,7 +26,7 @@ export async function sleepUntil(clock: Clock, time: number, signal?: AbortSigna
     signal.addEventListener('abort', onAbort, { once: true })
   })
   try {
-    await Promise.race([clock.sleepUntil(time), aborted])
+    await Promise.race([clock.sleepUntil(time, signal), aborted])
   } finally {
     signal.removeEventListener('abort', onAbort)
   }
@@ -31,9 +34,10 @@ export async function sleepUntil(clock: Clock, time: number, signal?: AbortSigna
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleepUntil: async (time) => {
+  sleepUntil: async (time, signal) => {
     const ms = time - Date.now()
-    if (ms > 0) await delay(ms)
+    // Cleared when aborted: a timer left running would keep a stopped process alive until it fires.
+    if (ms > 0) await delay(ms, undefined, { signal }).catch(() => {})
   },
   drivesBudget: false,
 }

@@ -190,8 +190,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   return {
     wakeDeliveries: (id) => deliveries.wake(id),
     startPolls() {
+      if (polls) return
       const polled = deps.openClients(stopping.signal)
-      polls ??= startFreshnessPolls({
+      polls = startFreshnessPolls({
         db,
         boss,
         clients: polled,
@@ -199,7 +200,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
         logger,
         onApplied: (resource, records) => applied?.(resource, 'fetch', records),
       })
-      details ??= startDetailsPass({
+      details = startDetailsPass({
         db,
         crm: polled.crm,
         config,

@@ -150,7 +150,11 @@ describe('a stopping crm-sync with an upstream that never answers', () => {
         SHUTDOWN_TIMEOUT_SECONDS: '20',
       })
       await waitFor(
-        async () => (asked.some((line) => line.startsWith('GET /api/activities')) ? true : undefined),
+        // Newest first by created_at: the feed's poll (a sweep of the log orders by updated_at).
+        async () =>
+          asked.some((line) => line.startsWith('GET /api/activities') && line.includes('created_at-desc'))
+            ? true
+            : undefined,
         20_000,
         'the activity poll to ask the silent CRM',
       )
