@@ -4,7 +4,9 @@
 // megabytes, several of them in flight at once under latency (sweep/lookahead.ts), and the engine's
 // resident memory stayed near 400 MB for the rest of a sweep after such pages. Here the answer is
 // read chunk by chunk and a discarded key's string value is replaced by `null` as it streams past, so
-// neither copy is ever made; parseRecord then drops the key as before.
+// neither copy is ever made; parseRecord then drops the key as before. Each chunk's memory is given
+// back as soon as it is read (`release`): left to V8's next collection, the chunks of four such pages
+// in flight came to 40-90 MB at once (docs/performance.md).
 //
 // Only the keys of a record count: those of the objects in the answer's top-level array (a bare
 // record) and of the objects inside those (a wrapped one, `{"attachment": {...}}`). Other values (a
@@ -24,9 +26,29 @@ export async function readWithout(response: Response, keys: readonly string[]): 
   const strip = discarder(keys)
   const decoder = new TextDecoder()
   const parts: string[] = []
-  for await (const chunk of response.body) parts.push(strip(decoder.decode(chunk, { stream: true })))
+  for await (const chunk of response.body) {
+    parts.push(strip(decoder.decode(chunk, { stream: true })))
+    release(chunk)
+  }
   parts.push(strip(decoder.decode()))
   return parts.join('')
+}
+
+/**
+ * Frees a chunk's memory now rather than at V8's next collection. A byte stream hands its reader
+ * chunks whose buffers are the reader's alone (they are transferred on enqueue); transferring one to
+ * an empty buffer detaches it and frees its memory at once. A chunk that is a view into part of a
+ * larger buffer is left alone, and so is one that cannot be detached (it is then freed as before).
+ */
+function release(chunk: Uint8Array): void {
+  const { buffer } = chunk
+  if (!(buffer instanceof ArrayBuffer) || chunk.byteOffset !== 0 || chunk.byteLength !== buffer.byteLength)
+    return
+  try {
+    buffer.transfer(0)
+  } catch {
+    // A buffer that may not be detached (a WebAssembly memory's, say): V8 frees it later.
+  }
 }
 
 /** A stateful filter over consecutive pieces of one JSON text (see the head of this file). */

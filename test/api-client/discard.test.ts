@@ -49,4 +49,23 @@ describe('discarder', () => {
       { uuid: 'ä€', data: null, name: 'Müller 😀' },
     ])
   })
+
+  it('frees each chunk it has read at once, but not a buffer the chunk is only part of', async () => {
+    const text = new TextEncoder().encode(JSON.stringify([{ id: 1, data: 'QUJD' }]))
+    const own = text.slice(0, 10)
+    const shared = new Uint8Array(text.length + 8)
+    shared.set(text.subarray(10), 4)
+    const part = shared.subarray(4, 4 + text.length - 10)
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(own)
+        controller.enqueue(part)
+        controller.close()
+      },
+    })
+    expect(JSON.parse(await readWithout(new Response(stream), ['data']))).toEqual([{ id: 1, data: null }])
+    // Detached: its memory is given back now, not at V8's next collection.
+    expect(own.buffer.byteLength).toBe(0)
+    expect(shared.buffer.byteLength).toBe(text.length + 8)
+  })
 })
