@@ -164,14 +164,14 @@ export async function start(config: Config, logger: Logger): Promise<Running> {
           // pool stays open for the deliveries' work, and is closed below.
           const graceMs = Math.min(JOB_GRACE_MS, workUntil - Date.now() - 1_000)
           const jobs = queue.stop({ graceful: true, close: false, timeout: graceMs })
-          const [httpInTime, deliveriesInTime, jobsInTime] = await Promise.all([
+          const [httpInTime, workersInTime, jobsInTime] = await Promise.all([
             http,
-            endsBy(stopWorkers(), workUntil, logger, 'the delivery workers'),
+            endsBy(stopWorkers(), workUntil, logger, 'the workers (deliveries, polls, retention)'),
             endsBy(jobs, workUntil, logger, 'the job queue'),
           ])
           const unfinished = Object.entries({
             http: httpInTime,
-            deliveries: deliveriesInTime,
+            workers: workersInTime,
             jobs: jobsInTime,
           })
             .filter(([, inTime]) => !inTime)

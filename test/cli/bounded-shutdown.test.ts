@@ -120,7 +120,7 @@ describe('a stopping crm-sync', () => {
       const exit = await settledWithin(run.exited, 10_000)
       expect(exit, run.output()).toEqual({ status: 'fulfilled', value: 1 })
       expect(Date.now() - signalled).toBeLessThan(6_000)
-      expect(run.output()).toMatch(/"unfinished":\["deliveries","database"\]/)
+      expect(run.output()).toMatch(/"unfinished":\["workers","database"\]/)
     } finally {
       await blocker.query('rollback')
       await blocker.end()
