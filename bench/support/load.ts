@@ -1,8 +1,11 @@
 // An HTTP load generator for the receiver: keep-alive connections over node:http, closed loop (each
 // connection sends its next delivery when the last is answered: the most the receiver can take) or
 // open loop (deliveries sent on a fixed schedule, latency counted from the scheduled time, so that a
-// slow answer delays the measure rather than the schedule).
+// slow answer delays the measure rather than the schedule). Each run also reports how late this
+// process's own event loop ran meanwhile: a request due while it was held up is sent late and its
+// latency counts the wait, so that delay is part of every figure, whatever the receiver.
 import http from 'node:http'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { sleep } from './stats.ts'
 
 export interface Delivery {
@@ -30,6 +33,18 @@ export interface LoadResult {
   rate: number
   /** Milliseconds per acknowledged delivery. */
   latencies: number[]
+  /** How late this process's event loop ran during the run (ms): the generator's own share. */
+  generatorDelay: { p99Ms: number; maxMs: number }
+}
+
+/** Starts measuring this process's event-loop delay; the stop gives its p99 and maximum in ms. */
+function loopDelay(): () => LoadResult['generatorDelay'] {
+  const histogram = monitorEventLoopDelay({ resolution: 1 })
+  histogram.enable()
+  return () => {
+    histogram.disable()
+    return { p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6 }
+  }
 }
 
 function post(agent: http.Agent, target: URL, delivery: Delivery): Promise<number> {
@@ -88,6 +103,7 @@ function agents(options: LoadOptions) {
 export async function closedLoop(options: LoadOptions): Promise<LoadResult> {
   const pool = agents(options)
   const counts = tally()
+  const delay = loopDelay()
   const started = performance.now()
   const until = started + options.seconds * 1000
   await Promise.all(
@@ -103,6 +119,7 @@ export async function closedLoop(options: LoadOptions): Promise<LoadResult> {
     seconds,
     rate: counts.result.acknowledged / seconds,
     latencies: counts.latencies,
+    generatorDelay: delay(),
   }
 }
 
@@ -113,6 +130,7 @@ export async function openLoop(options: LoadOptions & { rate: number }): Promise
   const total = Math.round(options.rate * options.seconds)
   const interval = 1000 / options.rate
   const inFlight = new Set<Promise<void>>()
+  const delay = loopDelay()
   const started = performance.now()
   let issued = 0
   while (issued < total) {
@@ -133,5 +151,6 @@ export async function openLoop(options: LoadOptions & { rate: number }): Promise
     seconds,
     rate: counts.result.acknowledged / seconds,
     latencies: counts.latencies,
+    generatorDelay: delay(),
   }
 }
