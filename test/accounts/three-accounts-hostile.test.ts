@@ -157,11 +157,13 @@ describe('three accounts in one deployment, at the upstreams’ least helpful an
     // Once every hook is registered (each takes an id of the same sequence as people's), most often
     // while the first sync still walks (under load the faults' failed creates can hold the hooks back
     // past its end): a person created in north and one in south, with the same new id (the accounts
-    // share their seed), and one deleted in each account.
+    // share their seed), and one deleted in each account. A round of creates fails whenever one of
+    // its POSTs meets a fault (15% each), and registration then waits 2, 4, 8, 16, 32 s
+    // (hooks/keeper.ts): five failed rounds take 62 s.
     await waitFor(
       async () =>
         NAMES.every((name) => sandboxes[name].control.crm.hooks().length === HOOKS) ? true : undefined,
-      30_000,
+      75_000,
       'every account’s hooks',
     )
     for (const name of NAMES)
@@ -207,7 +209,7 @@ describe('three accounts in one deployment, at the upstreams’ least helpful an
       ])
       for (const row of rows) expect(row.pages, `${name} ${row.resource}`).toBeGreaterThanOrEqual(4)
     }
-  }, 80_000)
+  }, 125_000)
 
   it('takes changes and deletions made under the faults to their own account, and to no other', async () => {
     const north = sandboxes.north.control.crm
