@@ -11,7 +11,6 @@
 // History (src/store/history.ts): every figure above includes it (each write of a changed person is a
 // version); its cost is the store alone and the full sweep run in turn with crm.people's history
 // triggers enabled and disabled, and the bytes a version takes in history.crm_people_versions.
-import { readdirSync, readFileSync } from 'node:fs'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import { missingNodeFlags } from '../bin/node-flags.js'
 import { createUpstreamClients, createUpstreamMetrics, type RecordPage } from '../src/api-client/index.ts'
@@ -29,32 +28,9 @@ import { engineEnv } from './support/engines.ts'
 import { historySize, withHistory } from './support/history.ts'
 import { type SandboxProcess, spawnSandbox } from './support/sandbox-process.ts'
 import { atLeast, type Context, type Scenario } from './support/scenario.ts'
-import { cpuMeter, processCpuSeconds, round } from './support/stats.ts'
+import { backendCpuMeter, cpuMeter, round } from './support/stats.ts'
 
 const TARGET = 20_000
-
-/**
- * CPU seconds used so far by the PostgreSQL backends connected to `database` (their process titles
- * name it), read from /proc: a local server only; NaN when none can be read.
- */
-function backendCpuSeconds(database: string): Map<number, number> {
-  const seconds = new Map<number, number>()
-  try {
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue
-      try {
-        const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
-        if (title.startsWith('postgres:') && title.includes(` ${database} `))
-          seconds.set(Number(entry), processCpuSeconds(Number(entry)))
-      } catch {
-        // gone meanwhile
-      }
-    }
-  } catch {
-    // no /proc
-  }
-  return seconds
-}
 
 /**
  * CPU used while `work` runs: this process, the sandbox's, this database's PostgreSQL backends and
@@ -64,17 +40,15 @@ async function metered<T>(sandbox: SandboxProcess, database: string, work: () =>
   const machine = cpuMeter()
   const node = process.cpuUsage()
   const sandboxBefore = sandbox.cpuSeconds()
-  const backendsBefore = backendCpuSeconds(database)
+  const backends = backendCpuMeter(database)
   const started = performance.now()
   const result = await work()
   const seconds = (performance.now() - started) / 1000
   const used = process.cpuUsage(node)
-  let backends = 0
-  for (const [pid, total] of backendCpuSeconds(database)) backends += total - (backendsBefore.get(pid) ?? 0)
   const cpu = {
     node: (used.user + used.system) / 1e6,
     sandbox: sandbox.cpuSeconds() - sandboxBefore,
-    postgres: backendsBefore.size || backends > 0 ? backends : Number.NaN,
+    postgres: backends.read(),
   }
   return {
     result,

@@ -16,7 +16,7 @@ import { closedLoop, type Delivery, type LoadResult, openLoop } from './support/
 import { runsSettled } from './support/mirror.ts'
 import { inboxInsert, pgbench } from './support/pgbench.ts'
 import { atLeast, atMost, type Context, type Scenario } from './support/scenario.ts'
-import { cpuMeter, percentile, round, waitFor } from './support/stats.ts'
+import { backendCpuMeter, cpuMeter, percentile, round, waitFor } from './support/stats.ts'
 
 const CONNECTIONS = 32
 const FIXED_RATE = 1000
@@ -220,6 +220,8 @@ async function run(ctx: Context) {
             `p50 ${round(percentile(engine.load.latencies, 50), 1)} ms, max ${round(percentile(engine.load.latencies, 100), 1)} ms; ` +
             `acknowledged ${engine.load.acknowledged} of ${engine.load.sent}; its workers applied ${engine.applied} deliveries meanwhile; ` +
             `${round(engine.walBytesPerDelivery / 1024, 1)} KB of WAL a delivery acknowledged (the cluster's, receiver and workers); ` +
+            `the machine was ${pct(engine.cores.machineBusy)} busy: the engine used ${engine.cores.engine} cores, its database's PostgreSQL backends ${engine.cores.postgres}, ` +
+            `the load generator (with the sandbox that answers the engine's polls) ${engine.cores.loadGenerator}; ` +
             generatorLate(engine.load),
         },
         {
@@ -243,6 +245,7 @@ async function run(ctx: Context) {
         engine: {
           load: summary(engine.load),
           applied: engine.applied,
+          cores: engine.cores,
           peakRssMb: engine.peakRssMb,
           walBytesPerDelivery: engine.walBytesPerDelivery,
         },
@@ -278,13 +281,26 @@ async function engineLatency(ctx: Context, seconds: number) {
       const targets = [engine.url]
       await openLoop({ targets, next, connections: CONNECTIONS, seconds: 2, rate: FIXED_RATE })
       const walBefore = await walPosition(database.db)
+      const machine = cpuMeter()
+      const engineBefore = engine.cpuSeconds()
+      const backends = backendCpuMeter(database.name)
+      const bench = process.cpuUsage()
       const load = await openLoop({ targets, next, connections: CONNECTIONS, seconds, rate: FIXED_RATE })
+      const benchUsed = process.cpuUsage(bench)
+      // Where the machine's two cores went meanwhile: what the engine's answers wait for besides its own work.
+      const cores = {
+        machineBusy: round(machine.read(), 2),
+        engine: round((engine.cpuSeconds() - engineBefore) / load.seconds, 2),
+        postgres: round(backends.read() / load.seconds, 2),
+        loadGenerator: round((benchUsed.user + benchUsed.system) / 1e6 / load.seconds, 2),
+      }
       const walBytes = (await walPosition(database.db)) - walBefore
       const applied = await sql<{ n: number }>`
         select count(*)::int as n from sync.inbox where status = 'processed'
       `.execute(database.db)
       return {
         load,
+        cores,
         applied: applied.rows[0]?.n ?? 0,
         peakRssMb: round(engine.peakRss() / 2 ** 20),
         walBytesPerDelivery: Math.round(walBytes / Math.max(1, load.acknowledged)),

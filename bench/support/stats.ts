@@ -1,5 +1,5 @@
 // Small statistics for the figures: percentiles, rates and the machine's CPU use.
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 /** The p-th percentile (0–100) by nearest rank; NaN for no values. */
 export function percentile(values: readonly number[], p: number): number {
@@ -77,5 +77,43 @@ export function peakRssBytes(pid: number): number {
     return match ? Number(match[1]) * 1024 : Number.NaN
   } catch {
     return Number.NaN
+  }
+}
+
+/**
+ * CPU seconds used so far by the PostgreSQL backends connected to `database` (their process titles
+ * name it), read from /proc: a local server only; NaN when none can be read.
+ */
+function backendCpuSeconds(database: string): Map<number, number> {
+  const seconds = new Map<number, number>()
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue
+      try {
+        const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+        if (title.startsWith('postgres:') && title.includes(` ${database} `))
+          seconds.set(Number(entry), processCpuSeconds(Number(entry)))
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return seconds
+}
+
+/**
+ * CPU seconds the PostgreSQL backends connected to `database` use from now to `read()` (a backend
+ * that ends meanwhile takes its share with it); NaN when none can be read (a server elsewhere).
+ */
+export function backendCpuMeter(database: string): { read(): number } {
+  const before = backendCpuSeconds(database)
+  return {
+    read() {
+      let used = 0
+      for (const [pid, total] of backendCpuSeconds(database)) used += total - (before.get(pid) ?? 0)
+      return before.size || used > 0 ? used : Number.NaN
+    },
   }
 }
