@@ -84,6 +84,20 @@ async function vacuum(db: Db) {
 }
 
 /**
+ * The pages with each record once: a walk of the sandbox, whose order of ties is unstable as the
+ * upstream's may be, can bring a record on two pages, and the passes below write distinct records.
+ */
+function distinct(pages: RecordPage[]): RecordPage[] {
+  const seen = new Set<unknown>()
+  return pages
+    .map((page) => ({
+      ...page,
+      records: page.records.filter((record) => !seen.has(record.id) && seen.add(record.id)),
+    }))
+    .filter((page) => page.records.length > 0)
+}
+
+/**
  * The same pages with every `updated_at` `seconds` later: the records changed, so every upsert writes.
  * `children`: every item of every include changed too (a key added), so every child row is rewritten.
  */
@@ -311,7 +325,7 @@ async function run(ctx: Context) {
       for await (const page of crm.pages(people)) pages.push(page)
       return pages
     })
-    const pages = fetched.result
+    const pages = distinct(fetched.result)
     const fetchRate = count / fetched.seconds
 
     ctx.log('store alone: empty mirror, then the same people with a later updated_at (children unchanged)')
