@@ -287,7 +287,7 @@ async function engineLatency(ctx: Context, seconds: number) {
       const bench = process.cpuUsage()
       const load = await openLoop({ targets, next, connections: CONNECTIONS, seconds, rate: FIXED_RATE })
       const benchUsed = process.cpuUsage(bench)
-      // Where the machine's two cores went meanwhile: what the engine's answers wait for besides its own work.
+      // Where the machine's cores went meanwhile: what the engine's answers wait for besides its own work.
       const cores = {
         machineBusy: round(machine.read(), 2),
         engine: round((engine.cpuSeconds() - engineBefore) / load.seconds, 2),
