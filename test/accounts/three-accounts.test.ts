@@ -161,7 +161,9 @@ describe('three accounts in one deployment', () => {
     const unnamed = await cli(['runs', '--json'], env, cwd)
     expect(unnamed.code).toBe(2)
     expect(unnamed.stderr).toContain('there are 3 accounts (north, south, east): name one with --account')
-  })
+    // Five CLI processes one after the other, each starting Node and connecting: 13-22 s here, 30 s
+    // once in a CI pass with the suite's other files on the same two cores.
+  }, 75_000)
 
   it('answers the admin API for the account ?account= names, and labels every metric with its account', async () => {
     const base = `http://127.0.0.1:${accounts.engine.port}`
