@@ -1,8 +1,9 @@
 // Paging that does not trust the upstream: capped page sizes, empty last pages, an index that ignores
-// `page`, and the bounds that stop a walk which would not end.
+// `page` told from one that shifted under the walk, and the bounds that stop a walk which would not end.
 import nock from 'nock'
 import { describe, expect, it } from 'vitest'
 import { PagingError } from '../../src/api-client/errors.ts'
+import { pageRepeats } from '../../src/api-client/paging.ts'
 import type { RecordPage } from '../../src/api-client/reader.ts'
 import { contacts, people } from '../../src/resources/index.ts'
 import {
@@ -92,11 +93,36 @@ describe('paging', () => {
     ])
   })
 
-  it('ends when the upstream ignores page and sends the same page again', async () => {
+  it('ends when the upstream ignores page and sends its first page a third time', async () => {
     const { client } = crmClient(database.db, { pageSize: 2 })
-    nock(CRM_URL).get('/api/people').query(true).times(2).reply(200, wrapped(1, 2))
+    const scope = nock(CRM_URL).get('/api/people').query(true).times(3).reply(200, wrapped(1, 2))
     const pages = await collect(client.pages(people))
     expect(pages.map((p) => p.records.map((r) => r.id))).toEqual([[1, 2]])
+    expect(scope.isDone()).toBe(true)
+  })
+
+  it('reads on past a page repeated by a shift: a page of records created in front between two requests', async () => {
+    const { client } = crmClient(database.db, { pageSize: 2 })
+    // Newest first: 1 to 5 listed; after page 2, records 6 and 7 are created in front, so page 3 is
+    // page 2 again, and the older records follow.
+    const page = (n: number, records: number[]) =>
+      nock(CRM_URL)
+        .get('/api/people')
+        .query((q) => q.page === String(n))
+        .reply(
+          200,
+          records.map((id) => ({ person: person(id) })),
+        )
+    page(1, [1, 2])
+    page(2, [3, 4])
+    page(3, [3, 4])
+    page(4, [5])
+    const pages = await collect(client.pages(people, { order: { field: 'updated_at', direction: 'desc' } }))
+    expect(pages.map((p) => [p.page, p.records.map((r) => r.id)])).toEqual([
+      [1, [1, 2]],
+      [2, [3, 4]],
+      [4, [5]],
+    ])
   })
 
   it('stops at the page limit when full pages never end', async () => {
@@ -132,5 +158,32 @@ describe('paging', () => {
     await expect(collect(client.pages(people, { total: 25 }))).rejects.toThrow(
       'more than 5 pages of 10 for a count of 25',
     )
+  })
+})
+
+describe('pageRepeats', () => {
+  const verdicts = (keys: string[]) => {
+    const repeats = pageRepeats()
+    return keys.map((key) => repeats(key))
+  }
+
+  it('ends at the same page a third time in a row: an index that ignores page, or clamps it to its last', () => {
+    expect(verdicts(['1,2', '1,2', '1,2'])).toEqual(['new', 'again', 'end'])
+    expect(verdicts(['1,2', '3,4', '3,4', '3,4'])).toEqual(['new', 'new', 'again', 'end'])
+  })
+
+  it('reads on past a page once again: a shift, the second page repeating the first included', () => {
+    expect(verdicts(['1,2', '1,2', '3,4', '3,4', '5,6', '7'])).toEqual([
+      'new',
+      'again',
+      'new',
+      'again',
+      'new',
+      'new',
+    ])
+  })
+
+  it('takes no empty key for a repeat', () => {
+    expect(verdicts(['', '', ''])).toEqual(['new', 'new', 'new'])
   })
 })

@@ -8,8 +8,9 @@
 //
 // A listing's shape and paging are not shown upstream: each is asked for 250 items a page, and a page
 // of FOLLOW_AT or more items is followed by the next (the upstream may give fewer than asked), until an
-// empty page, a short one, or one that repeats the page before (an upstream that ignores `page`).
+// empty page, a short one, or one page three times in a row (../../api-client/paging.ts `pageRepeats`).
 import { type CrmClient, RequestAborted } from '../../api-client/index.ts'
+import { pageRepeats } from '../../api-client/paging.ts'
 import type { Logger } from '../../log.ts'
 import type { ChildMapping, Resource } from '../../resources/index.ts'
 import type { Db } from '../../store/database.ts'
@@ -84,7 +85,7 @@ interface ReadContext {
 async function readList(ctx: ReadContext, id: number, mapping: ChildMapping): Promise<ListRead> {
   const { deps } = ctx
   const items: unknown[] = []
-  let previous = ''
+  const repeats = pageRepeats()
   let firstAt: Date | undefined
   for (let page = 1; page <= MAX_PAGES; page++) {
     if (ctx.halted()) return { status: 'halted' }
@@ -97,9 +98,9 @@ async function readList(ctx: ReadContext, id: number, mapping: ChildMapping): Pr
     // A 404 past the first page ends the list: an upstream may answer so past its end.
     if (answer.status === 'gone')
       return page === 1 ? { status: 'missing', firstAt } : { status: 'found', items, firstAt }
-    const joined = JSON.stringify(answer.items)
-    if (answer.items.length === 0 || (page > 1 && joined === previous)) break
-    previous = joined
+    const repeat = repeats(answer.items.length === 0 ? '' : JSON.stringify(answer.items))
+    if (answer.items.length === 0 || repeat === 'end') break
+    if (repeat === 'again') continue
     items.push(...answer.items)
     if (answer.items.length < FOLLOW_AT) break
     if (page === MAX_PAGES)

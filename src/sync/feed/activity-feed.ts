@@ -9,13 +9,15 @@
 //
 // Built for the worst plausible log: `filter[created_at][larger_than]` (a second before the newest
 // activity read) and `order=created_at-desc` are sent, and neither is relied on; `page` may be ignored
-// (a page repeated ends the read). Activity ids are taken to grow with time (the upstream's ids are
-// sequential): an activity is new when its id is larger than the newest one read. The first poll only
-// sets the cursor: what changed before it is the sweeps' to find. Past MAX_PAGES of new activities the
-// cursor moves on anyway and the gap is logged; the sweeps and reconciliation stay the safety net, as
-// they do for what the log does not name (silent cascades) or names under an unknown attachable type.
+// (one page three times in a row ends the read, paging.ts `pageRepeats`). Activity ids are taken to
+// grow with time (the upstream's ids are sequential): an activity is new when its id is larger than
+// the newest one read. The first poll only sets the cursor: what changed before it is the sweeps' to
+// find. Past MAX_PAGES of new activities the cursor moves on anyway and the gap is logged; the sweeps
+// and reconciliation stay the safety net, as they do for what the log does not name (silent cascades)
+// or names under an unknown attachable type.
 import type { Kysely } from 'kysely'
 import type { FetchedRecord, Order, ResourceReader } from '../../api-client/index.ts'
+import { pageRepeats } from '../../api-client/paging.ts'
 import type { Logger } from '../../log.ts'
 import {
   type AnyResource,
@@ -183,7 +185,7 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
     const filter = floor === null ? undefined : { created_at: { larger_than: new Date(floor).toISOString() } }
     const fresh = new Map<number, { record: FetchedRecord; askedAt: Date }>()
     let requests = 0
-    let previous = ''
+    const repeats = pageRepeats()
     // The first poll only sets the cursor. After it, a log that was empty makes every activity new.
     const first = cursor.polledAt === null
     let reached = first
@@ -193,12 +195,13 @@ export function createActivityFeed(deps: ActivityFeedDeps): ActivityFeed {
       requests++
       firstFetchedAt ??= answer.fetchedAt
       const ids = answer.records.map((record) => Number(record.id))
-      const joined = ids.join(',')
-      if (answer.size === 0 || (page > 1 && joined !== '' && joined === previous)) {
+      const repeat = repeats(ids.join(','))
+      if (answer.size === 0 || repeat === 'end') {
         reached = true
         break
       }
-      previous = joined
+      // A page's worth of new activities moved the next page onto the one read: read on.
+      if (repeat === 'again') continue
       for (const record of answer.records) {
         const id = Number(record.id)
         if ((cursor.newestId === null || id > cursor.newestId) && !fresh.has(id))

@@ -12,6 +12,7 @@
 // incremental run of the resource (`onGap`). The order of records that share a timestamp does not
 // matter here: every record at or after the floor comes before the first one older than it.
 import type { FetchedRecord, Order, ResourceReader } from '../../api-client/index.ts'
+import { pageRepeats } from '../../api-client/paging.ts'
 import type { Logger } from '../../log.ts'
 import type { Resource } from '../../resources/index.ts'
 import { advanceFeed } from '../../store/activity-feed.ts'
@@ -62,20 +63,21 @@ export function createNewestPagePoll(deps: NewestPageDeps): Poller<NewestPageRes
     const wanted = new Map<number, { record: FetchedRecord; fetchedAt: Date }>()
     let newest = cursor.newestCreatedAt?.getTime() ?? 0
     let requests = 0
-    let previous = ''
+    const repeats = pageRepeats()
     // The first poll reads page 1 only and sets the floor; what came before is the sweeps' to find.
     const first = floor === null
     let reached = first
     for (let page = 1; page <= maxPages; page++) {
       const answer = await reader.index(resource, { page, order: NEWEST_FIRST })
       requests++
-      const joined = answer.records.map((record) => record.id).join(',')
-      // An empty page, or one repeated (an upstream that ignores `page`), ends the read.
-      if (answer.size === 0 || (page > 1 && joined === previous)) {
+      const repeat = repeats(answer.records.map((record) => record.id).join(','))
+      // An empty page, or one page three times in a row (an upstream that ignores `page`), ends the
+      // read; a page again because a page's worth of changes moved the next one onto it does not.
+      if (answer.size === 0 || repeat === 'end') {
         reached = true
         break
       }
-      previous = joined
+      if (repeat === 'again') continue
       const recent = answer.records.filter((record) => first || timeOf(record) >= (floor as number))
       // A record older than the floor: every record at or after it has been read.
       if (recent.length < answer.records.length) reached = true

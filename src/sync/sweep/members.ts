@@ -7,10 +7,11 @@
 //
 // A group's member set is replaced in one transaction, and only after its pages were read to the end;
 // a read that fails part way leaves the previous set (and the group is read again by the next sweep).
-// The end is an empty page, a page shorter than an earlier one, the same page again, or a page short
-// of the `perpage` asked for once the group's own count is reached: a group of up to 249 members costs
-// one request. Upstream errors end the sweep failed, as in the walk; the sets written before stay.
+// The end is an empty page, a page shorter than an earlier one, one page three times in a row
+// (../../api-client/paging.ts `pageRepeats`), or a page short of the `perpage` asked for once the
+// group's own count is reached: a group of up to 249 members costs one request. Upstream errors end the sweep failed, as in the walk; the sets written before stay.
 import { PagingError, type RejectedRecordError, UpstreamGoneError } from '../../api-client/index.ts'
+import { pageRepeats } from '../../api-client/paging.ts'
 import { bigint } from '../../resources/columns.ts'
 import { type AnyResource, type MemberTable, type Resource, resources } from '../../resources/index.ts'
 import {
@@ -74,7 +75,7 @@ async function readGroup(ctx: SweepContext, members: MemberTable, group: GroupTo
   const rejected: RejectedRecordError[] = []
   let requests = 0
   let largest = 0
-  let previous = ''
+  const repeats = pageRepeats()
   for (let page = 1; ; page++) {
     if (page > ctx.settings.maxPages) {
       throw new PagingError(`group ${group.id}: more than ${ctx.settings.maxPages} pages of members`)
@@ -96,13 +97,13 @@ async function readGroup(ctx: SweepContext, members: MemberTable, group: GroupTo
     rejected.push(...answer.rejected)
     if (answer.size === 0) break
     const pageIds = answer.records.map((record) => Number(record.id))
-    const key = pageIds.join(',')
-    // An upstream that ignores `page` answers the first page again.
-    if (page > 1 && key !== '' && key === previous) break
+    // A page again after a shift is skipped; the same page three times in a row ends the read.
+    const repeat = repeats(pageIds.join(','))
+    if (repeat === 'end') break
+    if (repeat === 'again') continue
     for (const id of pageIds) ids.add(id)
     if (answer.size < largest) break
     largest = Math.max(largest, answer.size)
-    previous = key
     if (answer.size < perPage && group.count !== null && ids.size >= group.count) break
   }
   if (rejected.length > 0) {
