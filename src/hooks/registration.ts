@@ -55,10 +55,11 @@ class LeaseLost extends Error {
 }
 
 /**
- * Runs `work` holding the account's registration lease, renewed every RENEW_MS until `work` ends;
- * `work` is given `held()`, false once a renewal found the lease another's or failed twice running.
+ * Runs `work` holding the account's registration lease, renewed every RENEW_MS until `work` ends.
+ * `work` is given `held()`, which renews it at once: false once a renewal found the lease another's
+ * or failed twice running, or when this one does.
  */
-async function underLease<T>(db: Db, work: (held: () => boolean) => Promise<T>): Promise<T> {
+async function underLease<T>(db: Db, work: (held: () => Promise<boolean>) => Promise<T>): Promise<T> {
   const holder = randomUUID()
   while (!(await takeLease(db, REGISTRATION_LEASE, holder, LEASE_MS))) await sleep(WAIT_MS)
   let ended = false
@@ -85,8 +86,12 @@ async function underLease<T>(db: Db, work: (held: () => boolean) => Promise<T>):
       }
     }
   })()
+  const held = async () => {
+    if (!lost && !(await takeLease(db, REGISTRATION_LEASE, holder, LEASE_MS))) lost = true
+    return !lost
+  }
   try {
-    return await work(() => !lost)
+    return await work(held)
   } finally {
     ended = true
     stopRenewing()
@@ -188,7 +193,9 @@ export async function registerHooks(
     // trips rather than one per hook.
     await allOf(missing.map((hook) => atOnce(() => api.createHook(hook))))
     const stale = own.filter((hook) => !kept.includes(hook))
-    if (stale.length > 0 && !held()) throw new LeaseLost('another process took the hook registration lease')
+    // Checked just before: a process that took the lease meanwhile may be registering hooks of its own.
+    if (stale.length > 0 && !(await held()))
+      throw new LeaseLost('another process took the hook registration lease')
     await allOf(stale.map((hook) => atOnce(() => api.deleteHook(hook.id))))
     deleted.push(...stale)
     return { created: missing, deleted, kept, foreign }

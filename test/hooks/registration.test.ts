@@ -3,6 +3,7 @@
 // every shape arriving in the inbox with their jobs.
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type Sandbox, startSandbox } from '../../sandbox/index.ts'
 import { type CrmClient, createCrmClient, createUpstreamMetrics } from '../../src/api-client/index.ts'
@@ -174,6 +175,36 @@ describe('hook registration', () => {
     // The next registration completes the set, with no duplicate.
     expect((await registerHooks(database.db, crm, settings())).created).toHaveLength(1)
     expect(await crm.listHooks()).toHaveLength(12)
+  })
+
+  it('deletes nothing once another process has taken its lease, and keeps what it created', async () => {
+    await registerHooks(database.db, crm, settings({ secret: 'old-secret-0123456789' }))
+    let taken = false
+    const api = {
+      listHooks: () => crm.listHooks(),
+      createHook: async (hook: Parameters<CrmClient['createHook']>[0]) => {
+        // The lease lapsed while this registration waited on the CRM, and another process took it.
+        if (!taken) {
+          taken = true
+          await sql`update sync.leases set holder = 'another process',
+            held_until = clock_timestamp() + interval '1 minute'`.execute(database.db)
+        }
+        return crm.createHook(hook)
+      },
+      deleteHook: async (id: Parameters<CrmClient['deleteHook']>[0]) => {
+        throw new Error(`deleted hook ${id} without the lease`)
+      },
+    }
+    try {
+      await expect(registerHooks(database.db, api, settings())).rejects.toThrow(
+        'another process took the hook registration lease',
+      )
+      expect(taken).toBe(true)
+      // The old secret's twelve and the new ones: a moment of duplicates, never one of none.
+      expect(await crm.listHooks()).toHaveLength(24)
+    } finally {
+      await sql`delete from sync.leases`.execute(database.db)
+    }
   })
 
   it('removes only its own hooks', async () => {
