@@ -9,7 +9,8 @@
 // a read that fails part way leaves the previous set (and the group is read again by the next sweep).
 // The end is an empty page, a page shorter than an earlier one, one page three times in a row
 // (../../api-client/paging.ts `pageRepeats`), or a page short of the `perpage` asked for once the
-// group's own count is reached: a group of up to 249 members costs one request. Upstream errors end the sweep failed, as in the walk; the sets written before stay.
+// group's own count is reached: a group of up to 249 members costs one request. Upstream errors end
+// the sweep failed, as in the walk; the sets written before stay.
 import { PagingError, type RejectedRecordError, UpstreamGoneError } from '../../api-client/index.ts'
 import { pageRepeats } from '../../api-client/paging.ts'
 import { bigint } from '../../resources/columns.ts'
